@@ -1,0 +1,54 @@
+"""The contracts between a reference implementation, its translation, and the verifier.
+
+A *reference* is the real thing (Gymnasium, a C library through cffi, a Node.js process...). Its
+adapter exposes one environment instance through :class:`Reference`. A *bridge* maps reference
+state to translation state and back, and the reference's tape (the random draws it consumed in
+its last step) to the translation's ``draws``. Bridges must stay small and obviously correct:
+everything else is compared by the verifier.
+
+Reference states are flat ``dict[str, np.ndarray]``; the bridge works on such dicts with an
+optional leading batch axis, so the verifier can convert many states at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+RefState = dict[str, np.ndarray]
+
+
+@runtime_checkable
+class Reference(Protocol):
+    def reset(self, seed: int) -> np.ndarray: ...
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]: ...
+
+    def get_state(self) -> RefState: ...
+
+    def set_state(self, state: Mapping[str, np.ndarray]) -> None: ...
+
+    def tape(self) -> dict[str, np.ndarray]:
+        """The random draws consumed by the last ``step`` (empty if the step used none)."""
+        ...
+
+
+class Bridge(Protocol):
+    def to_jax(self, state: Mapping[str, np.ndarray]) -> Any: ...
+
+    def from_jax(self, state: Any) -> RefState: ...
+
+    def draws(self, tape: Mapping[str, np.ndarray], state: Mapping[str, np.ndarray]) -> Any:
+        """Translation draws equivalent to ``tape``, consumed from reference ``state``."""
+        ...
+
+
+def stack_states(states: list[Mapping[str, np.ndarray]]) -> RefState:
+    """List of reference states -> one dict of arrays with a leading batch axis."""
+    return {k: np.stack([np.asarray(s[k]) for s in states]) for k in states[0]}
+
+
+def index_state(states: Mapping[str, np.ndarray], i: int) -> RefState:
+    return {k: np.asarray(v[i]) for k, v in states.items()}

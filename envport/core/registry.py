@@ -1,0 +1,112 @@
+"""Environment registry: every package under ``envport/envs`` that defines ``SPEC`` is an environment.
+
+Adding an environment is copying a folder; nothing here needs editing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from envport.core.api import Environment
+from envport.core.reference import Bridge, Reference, RefState
+
+
+class UnknownEnvironmentError(KeyError):
+    def __init__(self, name: str, known: list[str]):
+        self.name, self.known = name, known
+        super().__init__(name)
+
+    def __str__(self) -> str:
+        return f"unknown environment {self.name!r}; known environments: {', '.join(self.known)}"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Per-field comparison rule: |got - expected| <= atol + rtol * |expected|."""
+
+    atol: float = 0.0
+    rtol: float = 0.0
+
+    @property
+    def exact(self) -> bool:
+        return self.atol == 0.0 and self.rtol == 0.0
+
+    def __str__(self) -> str:
+        return "exact" if self.exact else f"atol={self.atol:g} rtol={self.rtol:g}"
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """Everything envport knows about one environment: how to build both sides and compare them."""
+
+    name: str
+    summary: str
+    reference: str  # what the reference is, with the version verified against
+    make: Callable[..., Environment]
+    make_reference: Callable[..., Reference]
+    make_bridge: Callable[..., Bridge]
+    # Comparison: one tolerance for every compared field unless ``field_tolerance`` overrides.
+    tolerance: Tolerance = Tolerance()
+    field_tolerance: dict[str, Tolerance] = field(default_factory=dict)
+    tolerance_note: str = "exact: every field must be bit-identical"
+    # Policies that drive the reference to interesting states (obs, rng) -> action.
+    scripted_policy: Callable[[np.ndarray, np.random.Generator], Any] | None = None
+    random_action: Callable[[np.random.Generator], Any] | None = None
+    # L2: perturb a visited state into a nearby (possibly unvisited) one; coarse bins for novelty.
+    perturb: Callable[[RefState, np.random.Generator], RefState] | None = None
+    state_bins: Callable[[RefState], tuple] | None = None
+    # L3: a rollout is cut after this many steps (a Pong episode can be very long).
+    max_rollout_steps: int = 10_000
+    # L3 tolerance envelope for floating-point physics: a copy of the reference perturbed at
+    # float32 rounding level, driven by the same actions (None: use ``tolerance`` per step).
+    make_perturbed_reference: Callable[..., Reference] | None = None
+    # Distribution test: (reference events, translation events) for the env's random events.
+    sample_reference_events: Callable[[int, int], dict[str, np.ndarray]] | None = None
+    sample_translation_events: Callable[[int, int], dict[str, np.ndarray]] | None = None
+    # Benchmarks: the reference stepped the way a user would, (batch_sizes, steps) -> rows
+    # {"backend": "reference", "mode": str, "batch_size": int, "steps_per_second": float}.
+    reference_throughput: Callable[[list[int], int], list[dict[str, Any]]] | None = None
+    # L1 component checks against reference input/output pairs: name -> callable raising on failure.
+    components: dict[str, Callable[[], None]] = field(default_factory=dict)
+    status: str = "verified"
+
+    def tolerance_for(self, name: str) -> Tolerance:
+        return self.field_tolerance.get(name, self.tolerance)
+
+
+@cache
+def _specs() -> dict[str, EnvSpec]:
+    import envport.envs as pkg
+
+    specs: dict[str, EnvSpec] = {}
+    for mod in pkgutil.iter_modules(pkg.__path__):
+        if not mod.ispkg:
+            continue
+        module = importlib.import_module(f"envport.envs.{mod.name}")
+        spec = getattr(module, "SPEC", None)
+        if isinstance(spec, EnvSpec):
+            specs[spec.name] = spec
+    return dict(sorted(specs.items()))
+
+
+def list_envs() -> list[str]:
+    return list(_specs())
+
+
+def spec(name: str) -> EnvSpec:
+    specs = _specs()
+    if name not in specs:
+        raise UnknownEnvironmentError(name, list(specs))
+    return specs[name]
+
+
+def make(name: str, **kwargs: Any) -> Environment:
+    """Build the JAX translation of ``name``; keyword arguments override its default params."""
+    return spec(name).make(**kwargs)

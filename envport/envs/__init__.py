@@ -1,0 +1,1 @@
+"""Built-in environments: one folder each, discovered by :mod:`envport.core.registry`."""
