@@ -65,7 +65,8 @@ class Environment(Generic[S, P]):
     def sample_draws(self, key: Array, state: S, params: P | None = None) -> Any:
         raise NotImplementedError
 
-    def transition(self, state: S, action: Array, draws: Any, params: P | None = None) -> StepResult:
+    def transition(self, state: S, action: Array, draws: Any,
+                   params: P | None = None) -> StepResult:
         raise NotImplementedError
 
     def observation_space(self, params: P | None = None) -> Space:

@@ -1,4 +1,4 @@
-"""Environment registry: every package under ``envport/envs`` that defines ``SPEC`` is an environment.
+"""Registry: each package under ``envport/envs`` that defines ``SPEC`` is an environment.
 
 Adding an environment is copying a folder; nothing here needs editing.
 """
@@ -64,8 +64,9 @@ class EnvSpec:
     state_bins: Callable[[RefState], tuple] | None = None
     # L3: a rollout is cut after this many steps (a Pong episode can be very long).
     max_rollout_steps: int = 10_000
-    # L3 tolerance envelope for floating-point physics: a copy of the reference perturbed at
-    # float32 rounding level, driven by the same actions (None: use ``tolerance`` per step).
+    # L3 tolerance envelope for floating-point physics: ``make_perturbed_reference(copy=i)`` is a
+    # copy of the reference perturbed at float32 rounding level (its noise seeded by ``i``), driven
+    # by the same actions (None: use ``tolerance`` per step).
     make_perturbed_reference: Callable[..., Reference] | None = None
     # Distribution test: (reference events, translation events) for the env's random events.
     sample_reference_events: Callable[[int, int], dict[str, np.ndarray]] | None = None

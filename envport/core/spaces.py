@@ -12,6 +12,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+INT32 = np.dtype(np.int32)
+FLOAT32 = np.dtype(np.float32)
+
 
 class InvalidActionError(ValueError):
     """An action that does not belong to the environment's action space."""
@@ -34,7 +37,7 @@ class Space:
 @dataclass(frozen=True)
 class Discrete(Space):
     n: int
-    dtype: np.dtype = np.dtype(np.int32)
+    dtype: np.dtype = INT32
 
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
@@ -73,7 +76,7 @@ class Box(Space):
     low: float
     high: float
     shape: tuple[int, ...]
-    dtype: np.dtype = np.dtype(np.float32)
+    dtype: np.dtype = FLOAT32
 
     def sample(self, key: jax.Array) -> jax.Array:
         lo = max(self.low, -1e6)

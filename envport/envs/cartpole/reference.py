@@ -1,0 +1,93 @@
+"""Adapter over the real Gymnasium ``CartPole-v1`` (with its ``TimeLimit``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from envport.core.reference import RefState
+
+STATE_FIELDS = ("x", "x_dot", "theta", "theta_dot")
+
+
+class CartPoleReference:
+    """One Gymnasium ``CartPole-v1``; the state is the float64 physics state plus the step count.
+
+    ``float32_noise=True`` perturbs the physics state after every step by a few float32 ulps
+    (the rounding error of one float32 step of ~20 operations) and rounds it to float32: a copy of
+    the reference that computes at float32 precision, used to calibrate the L3 envelope.
+    """
+
+    ULPS = 4.0
+
+    def __init__(self, float32_noise: bool = False, noise_seed: int = 0):
+        self.env = gym.make("CartPole-v1")
+        self.noise = float32_noise
+        self.noise_seed = noise_seed
+        self.rng = np.random.default_rng(0)
+
+    def reset(self, seed: int) -> np.ndarray:
+        obs, _ = self.env.reset(seed=int(seed))
+        self.rng = np.random.default_rng((int(seed), self.noise_seed))
+        return obs
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if not self.env.action_space.contains(action):
+            raise ValueError(f"CartPole takes an action in {{0, 1}}, got {action!r}")
+        obs, reward, terminated, truncated, info = self.env.step(int(action))
+        if self.noise:
+            core = self.env.unwrapped
+            eps = float(np.finfo(np.float32).eps)
+            jitter = 1.0 + self.ULPS * eps * self.rng.uniform(-1.0, 1.0, 4)
+            core.state = (core.state * jitter).astype(np.float32).astype(np.float64)
+        return obs, float(reward), bool(terminated), bool(truncated), info
+
+    def get_state(self) -> RefState:
+        core = self.env.unwrapped
+        s = {k: np.float64(v) for k, v in zip(STATE_FIELDS, core.state, strict=True)}
+        s["time"] = np.int32(self.env._elapsed_steps)  # TimeLimit's counter, outermost wrapper
+        return s
+
+    def set_state(self, state: Mapping[str, np.ndarray]) -> None:
+        core = self.env.unwrapped
+        if core.state is None:
+            self.reset(0)
+        core.state = np.array([state[k] for k in STATE_FIELDS], dtype=np.float64)
+        core.steps_beyond_terminated = None
+        self.env._elapsed_steps = int(state["time"])
+
+    def tape(self) -> dict[str, np.ndarray]:
+        return {}  # CartPole's step draws nothing; only reset is random
+
+
+def gymnasium_throughput(batch_sizes: list[int], steps: int) -> list[dict[str, Any]]:
+    """Random-action SPS of Gymnasium as a user runs it: a Python loop, and its vector env."""
+    import time
+
+    rows = []
+    env = gym.make("CartPole-v1")
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, 2, steps)
+    t0 = time.perf_counter()
+    for a in actions:
+        _, _, term, trunc, _ = env.step(int(a))
+        if term or trunc:
+            env.reset()
+    rows.append({"backend": "reference", "mode": "gymnasium loop", "batch_size": 1,
+                 "steps_per_second": steps / (time.perf_counter() - t0)})
+    for n in batch_sizes:
+        venv = gym.make_vec("CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point")
+        venv.reset(seed=0)
+        iters = max(1, steps // n) if n < steps else 10
+        acts = rng.integers(0, 2, (iters, n))
+        t0 = time.perf_counter()
+        for a in acts:
+            venv.step(a)
+        rows.append({"backend": "reference", "mode": "gymnasium vector env", "batch_size": n,
+                     "steps_per_second": iters * n / (time.perf_counter() - t0)})
+        venv.close()
+    return rows

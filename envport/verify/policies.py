@@ -1,0 +1,68 @@
+"""Policies that drive a reference to the states the verifier tests from.
+
+Random and scripted policies reach the common states; the novelty-seeking policy tries every
+candidate action from the current state (through ``set_state``) and takes the one whose next
+state falls in the least-visited bin, so rare situations get visited too.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from envport.core.reference import Reference, RefState
+from envport.core.registry import EnvSpec
+
+Policy = Callable[[np.ndarray, np.random.Generator], Any]
+POLICIES = ("random", "scripted", "novelty")
+
+
+class NoveltyPolicy:
+    def __init__(self, spec: EnvSpec, ref: Reference, candidates: int = 3):
+        if spec.state_bins is None or spec.random_action is None:
+            raise ValueError(f"{spec.name}: the novelty policy needs state_bins and random_action")
+        self.spec, self.ref, self.candidates = spec, ref, candidates
+        self.visits: Counter[tuple] = Counter()
+
+    def __call__(self, obs: np.ndarray, rng: np.random.Generator) -> Any:
+        assert self.spec.random_action is not None and self.spec.state_bins is not None
+        here = self.ref.get_state()
+        best, best_count = None, None
+        for _ in range(self.candidates):
+            action = self.spec.random_action(rng)
+            self.ref.step(action)
+            count = self.visits[self.spec.state_bins(self.ref.get_state())]
+            self.ref.set_state(here)
+            if best_count is None or count < best_count:
+                best, best_count = action, count
+        self.visits[self.spec.state_bins(here)] += 1
+        return best
+
+
+def make_policy(kind: str, spec: EnvSpec, ref: Reference) -> Policy:
+    if kind == "random":
+        assert spec.random_action is not None
+        random_action = spec.random_action
+        return lambda obs, rng: random_action(rng)
+    if kind == "scripted":
+        assert spec.scripted_policy is not None
+        return spec.scripted_policy
+    if kind == "novelty":
+        return NoveltyPolicy(spec, ref)
+    raise ValueError(f"unknown policy {kind!r}; known: {', '.join(POLICIES)}")
+
+
+def visit_states(ref: Reference, act: Policy, seed: int, max_steps: int,
+                 rng: np.random.Generator) -> list[RefState]:
+    """States the reference passes through in one episode under ``act`` (before each step)."""
+    obs = ref.reset(seed)
+    states = []
+    for _ in range(max_steps):
+        states.append(ref.get_state())
+        obs, _, terminated, truncated, _ = ref.step(act(obs, rng))
+        if terminated or truncated:
+            break
+    return states

@@ -1,0 +1,207 @@
+"""Verification results as records, rendered for a terminal, as JSON and as a repair prompt.
+
+One :class:`Failure` carries everything needed to reproduce and fix a divergence: the layer, the
+test id, the seed, the (shrunk) counterexample (state, action, draws), the first diverging step,
+and a field | expected | got | error | tolerance table.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+LAYERS = ("property", "interaction", "rollout", "distribution")
+LAYER_TITLES = {
+    "property": "L1 property",
+    "interaction": "L2 interaction",
+    "rollout": "L3 rollout",
+    "distribution": "distribution",
+}
+
+
+def _plain(x: Any) -> Any:
+    """numpy/JAX values -> JSON-friendly Python values."""
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_plain(v) for v in x]
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        arr = np.asarray(x)
+        return arr.item() if arr.ndim == 0 else arr.tolist()
+    if isinstance(x, float) and not np.isfinite(x):
+        return str(x)
+    return x
+
+
+@dataclass
+class FieldDiff:
+    field: str
+    expected: Any
+    got: Any
+    error: float
+    tolerance: str
+
+
+@dataclass
+class Failure:
+    layer: str
+    test_id: str
+    message: str
+    seed: int | None = None
+    state: dict[str, Any] | None = None  # reference-form state before the failing step
+    action: Any = None
+    draws: dict[str, Any] | None = None  # the reference's tape for that step
+    step: int | None = None  # first diverging step of a rollout
+    diffs: list[FieldDiff] = field(default_factory=list)
+    shrunk: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return _plain(asdict(self))
+
+
+@dataclass
+class LayerResult:
+    name: str
+    passed: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    complete: bool = True  # False when interrupted part-way
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            **self.counts,
+            "failures": [f.to_json() for f in self.failures],
+            "seconds": round(self.seconds, 3),
+            "notes": self.notes,
+            "complete": self.complete,
+        }
+
+
+@dataclass
+class Report:
+    env: str
+    layers: dict[str, LayerResult] = field(default_factory=dict)
+    interrupted: bool = False
+    tolerance_note: str = ""
+    command: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return (
+            not self.interrupted
+            and bool(self.layers)
+            and all(r.passed and r.complete for r in self.layers.values())
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env,
+            "passed": self.passed,
+            "interrupted": self.interrupted,
+            "tolerance": self.tolerance_note,
+            "layers": {name: r.to_json() for name, r in self.layers.items()},
+        }
+
+    def write_json(self, path: str) -> None:
+        with open(path, "w") as f:
+            json.dump(self.to_json(), f, indent=2)
+
+    # ------------------------------------------------------------------ terminal
+    def render(self, console: Any = None) -> None:
+        from rich.console import Console
+        from rich.table import Table
+
+        console = console or Console()
+        summary = Table(title=f"envport verify {self.env}", show_lines=False)
+        for col in ("layer", "result", "checked", "failures", "seconds"):
+            summary.add_column(col)
+        for name, r in self.layers.items():
+            verdict = "[green]pass" if r.passed else "[red]FAIL"
+            if not r.complete:
+                verdict += " [yellow](interrupted)"
+            checked = ", ".join(f"{v} {k}" for k, v in r.counts.items())
+            summary.add_row(LAYER_TITLES.get(name, name), verdict, checked,
+                            str(len(r.failures)), f"{r.seconds:.1f}")
+        console.print(summary)
+        for r in self.layers.values():
+            for note in r.notes:
+                console.print(f"[dim]{LAYER_TITLES.get(r.name, r.name)}: {note}")
+            for f in r.failures[:3]:
+                self._render_failure(console, f)
+        if self.interrupted:
+            console.print("[yellow]Interrupted: the table shows what was verified before Ctrl-C.")
+        console.print("[bold green]PASSED" if self.passed else "[bold red]NOT VERIFIED")
+
+    @staticmethod
+    def _render_failure(console: Any, f: Failure) -> None:
+        from rich.table import Table
+
+        where = f" at step {f.step}" if f.step is not None else ""
+        console.print(f"[red]{LAYER_TITLES.get(f.layer, f.layer)} {f.test_id}{where}[/]: "
+                      f"{f.message}" + (f" (seed {f.seed})" if f.seed is not None else ""))
+        if f.diffs:
+            t = Table(show_header=True)
+            for col in ("field", "expected", "got", "error", "tolerance"):
+                t.add_column(col)
+            for d in f.diffs:
+                t.add_row(d.field, _fmt(d.expected), _fmt(d.got), f"{d.error:.3g}", d.tolerance)
+            console.print(t)
+
+    # ------------------------------------------------------------------ prompt
+    def to_prompt(self) -> str:
+        """A repair prompt: the lowest failing layer in detail, the others as counts."""
+        lines = [f"# Repair request: the JAX translation of `{self.env}`", ""]
+        failing = [r for r in self.layers.values() if not r.passed]
+        lines.append("## Verification status")
+        for name, r in self.layers.items():
+            state = "pass" if r.passed else f"FAIL ({len(r.failures)} failures)"
+            counts = ", ".join(f"{v} {k}" for k, v in r.counts.items())
+            lines.append(f"- {LAYER_TITLES.get(name, name)}: {state}; checked {counts}")
+        if not failing:
+            lines += ["", "Every layer passes. Nothing to repair."]
+            return "\n".join(lines) + "\n"
+        lowest = failing[0]
+        lines += ["", f"## Lowest failing layer: {LAYER_TITLES.get(lowest.name, lowest.name)}", ""]
+        if self.tolerance_note:
+            lines += [f"Comparison rule: {self.tolerance_note}", ""]
+        for i, f in enumerate(lowest.failures[:3], 1):
+            lines.append(f"### Failure {i}: `{f.test_id}`" + (f" (seed {f.seed})" if f.seed
+                                                              is not None else ""))
+            lines.append(f.message)
+            if f.step is not None:
+                lines.append(f"First diverging step: {f.step}")
+            if f.state is not None:
+                kind = "minimal (shrunk) counterexample" if f.shrunk else "counterexample"
+                lines += ["", f"State before the step ({kind}, reference form):", "```json",
+                          json.dumps(_plain(f.state), indent=1), "```"]
+            if f.action is not None:
+                lines.append(f"Action: `{_plain(f.action)}`")
+            if f.draws:
+                lines.append(f"Reference random draws (tape): `{json.dumps(_plain(f.draws))}`")
+            if f.diffs:
+                lines += ["", "| field | expected | got | error | tolerance |",
+                          "|---|---|---|---|---|"]
+                lines += [f"| {d.field} | {_fmt(d.expected)} | {_fmt(d.got)} | {d.error:.3g} | "
+                          f"{d.tolerance} |" for d in f.diffs]
+            lines.append("")
+        rerun = self.command or f"envport verify {self.env} --layer {lowest.name}"
+        lines += [
+            "## What to do",
+            f"Rerun: `{rerun}`",
+            "The reference and the tests are correct. Fix the translation files so the expected "
+            "values above are produced; do not edit the tests, the reference or the harness.",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def _fmt(x: Any) -> str:
+    x = _plain(x)
+    if isinstance(x, float):
+        return f"{x:.9g}"
+    return str(x)
