@@ -1,0 +1,151 @@
+"""Puffer Pong: a C reference written from PufferLib's rules and its JAX translation.
+
+PufferLib cannot be installed here (its build downloads a graphics library), so envport carries
+its own C reference (``reference.c``), compiled at install time; see README.md in this folder.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from envport.core.reference import RefState
+from envport.core.registry import EnvSpec
+
+H, PADDLE_H, BALL_H = 640.0, 70.0, 32.0
+
+
+def _make(**kwargs: Any):
+    from envport.envs.pong.jax_env import Pong
+
+    return Pong(**kwargs)
+
+
+def _make_reference(**kwargs: Any):
+    from envport.envs.pong.reference import PongReference
+
+    return PongReference(**kwargs)
+
+
+def _make_bridge(**kwargs: Any):
+    from envport.envs.pong.bridge import PongBridge
+
+    return PongBridge()
+
+
+def scripted_policy(obs: np.ndarray, rng: np.random.Generator) -> int:
+    """Follow the ball's centre with the paddle's centre; 30% random actions, so it misses."""
+    if rng.random() < 0.3:
+        return int(rng.integers(3))
+    paddle_centre = obs[1] * (H) - PADDLE_H / 2 + PADDLE_H / 2  # obs[1] spans [-35, 605]
+    ball_centre = obs[3] * H + BALL_H / 2
+    if ball_centre > paddle_centre + 4:
+        return 1
+    if ball_centre < paddle_centre - 4:
+        return 2
+    return 0
+
+
+def random_action(rng: np.random.Generator) -> int:
+    return int(rng.integers(3))
+
+
+def perturb(state: RefState, rng: np.random.Generator) -> RefState:
+    """Move the ball and paddles anywhere (edges often), any speeds, scores near the end."""
+    f32 = np.float32
+    out = dict(state)
+    near_right = rng.random() < 0.5
+    out["ball_x"] = f32(rng.uniform(440, 480) if near_right else rng.uniform(-15, 480))
+    out["ball_y"] = f32(rng.uniform(-15, 625))
+    out["paddle_yl"] = f32(rng.uniform(-35, 605))
+    out["paddle_yr"] = f32(rng.uniform(-35, 605))
+    out["ball_vx"] = f32(rng.choice([-10.0, 10.0]))
+    out["ball_vy"] = f32(rng.integers(-13, 14))
+    out["score_l"] = np.uint32(rng.integers(15, 21))
+    out["score_r"] = np.uint32(rng.integers(15, 21))
+    out["tick"] = np.int32(rng.integers(0, 3000))
+    out["rng"] = np.uint32(rng.integers(0, 2**32))
+    return out
+
+
+def state_bins(state: RefState) -> tuple:
+    return (int(state["ball_x"] // 100), int(state["ball_y"] // 128), int(state["ball_vy"]),
+            int(state["paddle_yr"] // 128), int(state["score_l"]), int(state["score_r"]))
+
+
+def reference_serves(n: int, seed: int) -> dict[str, np.ndarray]:
+    """vy of the first serve and of the serve after a point, from n reference resets."""
+    ref = _make_reference()
+    first, after = [], []
+    for i in range(n):
+        ref.reset(seed * 1_000_003 + i)
+        first.append(float(ref.get_state()["ball_vy"]))
+        ref.set_state({**ref.get_state(), "ball_x": np.float32(1), "ball_vx": np.float32(-10),
+                       "ball_y": np.float32(600), "paddle_yl": np.float32(-35)})
+        ref.step(0)
+        after.append(float(ref.get_state()["ball_vy"]))
+    return {"first_serve_vy": np.asarray(first), "serve_after_point_vy": np.asarray(after)}
+
+
+def translation_serves(n: int, seed: int) -> dict[str, np.ndarray]:
+    import jax
+
+    env = _make()
+
+    def one(key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        state, _ = env.reset(key)
+        set_up = state.__class__(**{**{f: getattr(state, f) for f in (
+            "score_l", "score_r", "tick", "rng", "paddle_yr", "ball_vy")},
+            "ball_x": np.float32(1), "ball_vx": np.float32(-10), "ball_y": np.float32(600),
+            "paddle_yl": np.float32(-35)})
+        res = env.step(key, set_up, 0)
+        return state.ball_vy, res.state.ball_vy
+
+    first, after = jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(seed), n))
+    return {"first_serve_vy": np.asarray(first), "serve_after_point_vy": np.asarray(after)}
+
+
+def rand_r_component() -> None:
+    """L1 component: the JAX rand_r against the C library's, over 2,000 seeds."""
+    import jax
+
+    from envport.envs.pong.jax_env import lcg3, rand_r
+
+    ref = _make_reference()
+    seeds = np.random.default_rng(0).integers(0, 2**32, 2000, dtype=np.uint64)
+    seeds = np.concatenate([seeds, [0, 1, 2**31, 2**32 - 1]]).astype(np.uint32)
+    values, states = jax.vmap(rand_r)(seeds)
+    for i, s in enumerate(seeds):
+        ref.reset(int(s))
+        want_r, want_state = int(ref.tape()["r"]), int(ref.get_state()["rng"])
+        got = (int(values[i]), int(states[i]), int(lcg3(np.uint32(s))))
+        assert got == (want_r, want_state, want_state), (
+            f"rand_r({int(s)}): C gives value {want_r}, state {want_state}; JAX gives value "
+            f"{got[0]}, state {got[1]}, lcg3 {got[2]}")
+
+
+def _throughput(batch_sizes: list[int], steps: int) -> list[dict[str, Any]]:
+    from envport.envs.pong.reference import c_throughput
+
+    return c_throughput(batch_sizes, steps)
+
+
+SPEC = EnvSpec(
+    name="pong",
+    summary="PufferLib's Pong (ocean): agent on the right vs a ball-tracking opponent",
+    reference="envport's C reference of PufferLib 3.0/4.0 ocean Pong (cffi; rand_r per env)",
+    make=_make,
+    make_reference=_make_reference,
+    make_bridge=_make_bridge,
+    tolerance_note="exact: every field bit-identical (float32 on both sides, same operations)",
+    scripted_policy=scripted_policy,
+    random_action=random_action,
+    perturb=perturb,
+    state_bins=state_bins,
+    max_rollout_steps=20_000,
+    sample_reference_events=reference_serves,
+    sample_translation_events=translation_serves,
+    components={"rand_r": rand_r_component},
+    reference_throughput=_throughput,
+)

@@ -1,0 +1,61 @@
+"""Throughput measurement and plots, on tiny batches so the tests take seconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+import numpy as np
+
+import envport
+from envport.bench.plots import plot_throughput
+from envport.bench.throughput import (
+    jax_throughput,
+    run_benchmark,
+    sample_actions,
+    state_bytes_per_env,
+)
+from envport.core.spaces import Box, Discrete
+
+ROW_KEYS = {"backend", "mode", "batch_size", "steps_per_second"}
+
+
+def test_jax_throughput_rows() -> None:
+    rows = jax_throughput(envport.make("cartpole"), [1, 4], steps=8, repeats=1)
+    assert [r["batch_size"] for r in rows] == [1, 4]
+    for r in rows:
+        assert r.keys() >= ROW_KEYS
+        assert r["backend"] == "jax"
+        assert r["mode"] == f"jax {jax.default_backend()}, lax.scan"
+        assert isinstance(r["steps_per_second"], float) and r["steps_per_second"] > 0
+
+
+def test_sample_actions_in_range() -> None:
+    key = jax.random.key(0)
+    a = np.asarray(sample_actions(Discrete(3), key, 1000))
+    assert a.shape == (1000,) and a.dtype == np.int32
+    assert set(np.unique(a)) == {0, 1, 2}
+    b = np.asarray(sample_actions(Box(-2.0, 0.5, (2,)), key, 1000))
+    assert b.shape == (1000, 2) and b.dtype == np.float32
+    assert b.min() >= -2.0 and b.max() <= 0.5
+
+
+def test_state_bytes_per_env() -> None:
+    # CartPole: four float32 physics fields and an int32 step counter.
+    assert state_bytes_per_env(envport.make("cartpole"), 16) == 20
+
+
+def test_run_benchmark_and_plot(tmp_path: Path) -> None:
+    result = run_benchmark("cartpole", batch_sizes=[2], steps=8)
+    assert result["env"] == "cartpole"
+    backends = {r["backend"] for r in result["results"]}
+    assert backends == {"jax", "reference"}
+    assert all(r.keys() >= ROW_KEYS for r in result["results"])
+    assert result["speedup"] > 0
+    assert result["machine"]["jax_version"] == jax.__version__
+    assert result["memory"]["state_bytes_per_env"] == 20
+
+    path = tmp_path / "throughput.png"
+    plot_throughput(result, path)
+    data = path.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 1000
