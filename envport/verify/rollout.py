@@ -22,9 +22,9 @@ import jax
 import numpy as np
 
 from envport.core.api import Environment
-from envport.core.reference import Reference, RefState, index_state
-from envport.core.registry import EnvSpec
-from envport.verify.compare import compare_fields, step_fields, within
+from envport.core.reference import Reference, RefState
+from envport.core.registry import EnvSpec, Tolerance
+from envport.verify.compare import compare_fields, step_fields
 from envport.verify.interaction import translation
 from envport.verify.policies import make_policy
 from envport.verify.report import Failure, LayerResult
@@ -34,44 +34,71 @@ PERTURBED_COPIES = 3
 LOCKSTEP_EPS = 1e-3  # the paper's epsilon: past it, an envelope no longer means "in lockstep"
 
 
+Trajectory = dict[str, np.ndarray]  # compared field -> values with a leading step axis
+FLAGS = ("terminated", "truncated")
+
+
+class Recorder:
+    """Collects per-step values field by field (cheap), stacks them once at the end."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[Any]] = {}
+
+    def add(self, row: dict[str, Any]) -> None:
+        for k, v in row.items():
+            self.columns.setdefault(k, []).append(v)
+
+    def stacked(self) -> Trajectory:
+        return {k: np.stack([np.asarray(v) for v in vs]) for k, vs in self.columns.items()}
+
+
 @dataclass
 class Episode:
     seed: int
     policy: str
     state0: RefState
     actions: list[Any] = field(default_factory=list)
-    steps: list[dict[str, Any]] = field(default_factory=list)  # compared fields after each step
-    states: list[RefState] = field(default_factory=list)  # reference state after each step
-    tapes: list[dict[str, np.ndarray]] = field(default_factory=list)
+    steps: Trajectory = field(default_factory=dict)  # compared fields after each step
+    tapes: Trajectory = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def state_before(self, t: int) -> RefState:
+        if t == 0:
+            return self.state0
+        return {k[len("state."):]: v[t - 1] for k, v in self.steps.items()
+                if k.startswith("state.")}
+
+
+def run_episode(ref: Reference, seed: int, actions: Callable[[np.ndarray, int], Any],
+                max_steps: int) -> tuple[Trajectory, Trajectory, list[Any]]:
+    obs = ref.reset(seed)
+    steps, tapes, taken = Recorder(), Recorder(), []
+    for t in range(max_steps):
+        action = actions(obs, t)
+        if action is None:
+            break
+        obs, reward, terminated, truncated, _ = ref.step(action)
+        taken.append(action)
+        steps.add(step_fields(ref.get_state(), obs, reward, terminated, truncated))
+        tapes.add(ref.tape())
+        if terminated or truncated:
+            break
+    return steps.stacked(), tapes.stacked(), taken
 
 
 def reference_episode(ref: Reference, act: Callable, seed: int, policy: str, max_steps: int,
                       rng: np.random.Generator) -> Episode:
-    obs = ref.reset(seed)
-    ep = Episode(seed, policy, ref.get_state())
-    for _ in range(max_steps):
-        action = act(obs, rng)
-        obs, reward, terminated, truncated, _ = ref.step(action)
-        state = ref.get_state()
-        ep.actions.append(action)
-        ep.states.append(state)
-        ep.steps.append(step_fields(state, obs, reward, terminated, truncated))
-        ep.tapes.append(ref.tape())
-        if terminated or truncated:
-            break
-    return ep
+    state0 = (ref.reset(seed), ref.get_state())[1]
+    steps, tapes, actions = run_episode(ref, seed, lambda obs, t: act(obs, rng), max_steps)
+    return Episode(seed, policy, state0, actions, steps, tapes)
 
 
-def replay(ref: Reference, ep: Episode) -> list[dict[str, Any]]:
-    """The same seed and actions on another reference instance (the float32-perturbed copy)."""
-    ref.reset(ep.seed)
-    out = []
-    for action in ep.actions:
-        obs, reward, terminated, truncated, _ = ref.step(action)
-        out.append(step_fields(ref.get_state(), obs, reward, terminated, truncated))
-        if terminated or truncated:
-            break
-    return out
+def replay(ref: Reference, ep: Episode) -> Trajectory:
+    """The same seed and actions on another reference instance (a float32-perturbed copy)."""
+    n = len(ep)
+    return run_episode(ref, ep.seed, lambda obs, t: ep.actions[t] if t < n else None, n)[0]
 
 
 @cache
@@ -95,72 +122,100 @@ def _pad_len(n: int) -> int:
 
 
 def translation_rollouts(env: Environment, spec: EnvSpec, episodes: list[Episode]
-                         ) -> list[list[dict[str, Any]]]:
+                         ) -> list[Trajectory]:
     bridge = spec.make_bridge()
-    horizon = _pad_len(max(len(e.actions) for e in episodes))
-    batch = _pad_len(len(episodes)) if len(episodes) > 64 else len(episodes)
+    horizon = _pad_len(max(len(e) for e in episodes))
+    batch = len(episodes)
     space = env.action_space()
     actions = np.zeros((batch, horizon, *space.shape), dtype=space.dtype)
     for i, e in enumerate(episodes):
-        actions[i, : len(e.actions)] = np.asarray(e.actions, dtype=space.dtype)
-    padded = episodes + [episodes[0]] * (batch - len(episodes))
-    state0 = bridge.to_jax({k: np.stack([np.asarray(e.state0[k]) for e in padded])
+        actions[i, : len(e)] = np.asarray(e.actions, dtype=space.dtype).reshape(
+            len(e), *space.shape)
+    state0 = bridge.to_jax({k: np.stack([np.asarray(e.state0[k]) for e in episodes])
                             for k in episodes[0].state0})
-    keys = jax.vmap(jax.random.key)(np.asarray([e.seed for e in padded], dtype=np.uint32))
+    keys = jax.vmap(jax.random.key)(np.asarray([e.seed for e in episodes], dtype=np.uint32))
     states, obs, rew, term, trunc = batched_rollout(env)(state0, actions, keys)
     states_np = bridge.from_jax(states)
     obs, rew, term, trunc = map(np.asarray, (obs, rew, term, trunc))
     out = []
     for i, e in enumerate(episodes):
-        n = len(e.actions)
-        ep_states = {k: v[i, :n] for k, v in states_np.items()}
-        out.append([step_fields(index_state(ep_states, t), obs[i, t], rew[i, t], term[i, t],
-                                trunc[i, t]) for t in range(n)])
+        n = len(e)
+        traj = {f"state.{k}": v[i, :n] for k, v in states_np.items()}
+        traj.update(obs=obs[i, :n], reward=rew[i, :n], terminated=term[i, :n],
+                    truncated=trunc[i, :n])
+        out.append(traj)
     return out
 
 
-def envelope(spec: EnvSpec, expected: list[dict[str, Any]],
-             copies: list[list[dict[str, Any]]]) -> tuple[list[dict[str, np.ndarray]], int]:
+def steps_within(expected: np.ndarray, got: np.ndarray, tol: Tolerance,
+                 bound: np.ndarray | None = None) -> np.ndarray:
+    """Per step: does every element agree (exactly, within ``tol``, or within ``bound``)?"""
+    e, g = np.asarray(expected), np.asarray(got)
+    if e.shape != g.shape:
+        return np.zeros(len(e), bool)
+    floating = np.issubdtype(e.dtype, np.floating) or np.issubdtype(g.dtype, np.floating)
+    if not floating:
+        ok = e.astype(np.int64) == g.astype(np.int64)
+    else:
+        ef, gf = e.astype(np.float64), g.astype(np.float64)
+        if bound is None and tol.exact:
+            ok = ef == gf
+        else:
+            allowed = tol.atol + tol.rtol * np.abs(ef) if bound is None else bound
+            ok = np.abs(ef - gf) <= allowed
+        ok |= np.isnan(ef) & np.isnan(gf)
+    return ok.reshape(len(e), -1).all(axis=1)
+
+
+def envelope(spec: EnvSpec, expected: Trajectory, copies: list[Trajectory]
+             ) -> tuple[Trajectory, int]:
     """Per-step allowed error, and the lockstep horizon: the first step where a perturbed copy's
     episode flags differ or the envelope reaches ``LOCKSTEP_EPS``."""
-    flags_from = len(expected)
-    bounds: list[dict[str, np.ndarray]] = []
-    running: dict[str, np.ndarray] = {}
-    for t, exp in enumerate(expected):
-        for copy in copies:
-            if t >= len(copy) or any(
-                bool(exp[k]) != bool(copy[t][k]) for k in ("terminated", "truncated")
-            ):
-                flags_from = min(flags_from, t)
-        step_bounds = {}
-        for k, v in exp.items():
-            if k in ("terminated", "truncated"):
-                continue
-            e = np.asarray(v, np.float64)
-            d = np.max([np.abs(e - np.asarray(c[min(t, len(c) - 1)][k], np.float64))
-                        for c in copies], axis=0)
-            running[k] = np.maximum(running.get(k, d), d)
-            tol = spec.tolerance_for(k)
-            floor = tol.atol + tol.rtol * np.abs(e)
-            step_bounds[k] = np.maximum(floor, ENVELOPE_FACTOR * running[k])
-            if np.max(ENVELOPE_FACTOR * running[k]) >= LOCKSTEP_EPS:
-                flags_from = min(flags_from, t)
-        bounds.append(step_bounds)
-    return bounds, flags_from
+    n = len(expected["reward"])
+    horizon = n
+    for c in copies:
+        m = min(n, len(c["reward"]))
+        differ = np.zeros(m, bool)
+        for k in FLAGS:
+            differ |= c[k][:m] != expected[k][:m]
+        first = int(np.argmax(differ)) if differ.any() else m
+        horizon = min(horizon, first)
+    bounds: Trajectory = {}
+    for k, e in expected.items():
+        if k in FLAGS:
+            continue
+        e64 = e.astype(np.float64)
+        worst = np.zeros_like(e64)
+        for c in copies:
+            m = min(n, len(c[k]))
+            d = np.abs(e64[:m] - c[k][:m].astype(np.float64))
+            d = np.concatenate([d, np.repeat(d[-1:], n - m, axis=0)]) if m < n else d
+            worst = np.maximum(worst, d)
+        running = ENVELOPE_FACTOR * np.maximum.accumulate(worst, axis=0)
+        tol = spec.tolerance_for(k)
+        bounds[k] = np.maximum(tol.atol + tol.rtol * np.abs(e64), running)
+        too_wide = running.reshape(n, -1).max(axis=1) >= LOCKSTEP_EPS
+        if too_wide.any():
+            horizon = min(horizon, int(np.argmax(too_wide)))
+    return bounds, horizon
 
 
-def first_divergence(spec: EnvSpec, expected: list[dict[str, Any]], got: list[dict[str, Any]],
-                     bounds: list[dict[str, np.ndarray]] | None, flags_from: int) -> int | None:
-    for t, (exp, g) in enumerate(zip(expected, got, strict=True)):
-        if t > flags_from:
-            return None  # the reference's own float32 copy ended differently: stop comparing
-        for k, v in exp.items():
-            if k in ("terminated", "truncated") and t == flags_from:
-                continue
-            bound = None if bounds is None else bounds[t].get(k)
-            if not within(v, g[k], spec.tolerance_for(k), bound):
-                return t
-    return None
+def first_divergence(spec: EnvSpec, expected: Trajectory, got: Trajectory,
+                     bounds: Trajectory | None, horizon: int) -> int | None:
+    """First step (up to the horizon) where a field disagrees; flags only before the horizon."""
+    n = len(expected["reward"])
+    ok = np.ones(n, bool)
+    steps = np.arange(n)
+    for k, e in expected.items():
+        field_ok = steps_within(e, got[k], spec.tolerance_for(k),
+                                None if bounds is None else bounds.get(k))
+        ok &= field_ok | (steps >= horizon if k in FLAGS else steps > horizon)
+    bad = np.flatnonzero(~ok)
+    return int(bad[0]) if bad.size else None
+
+
+def at_step(traj: Trajectory, t: int) -> dict[str, Any]:
+    return {k: v[t] for k, v in traj.items()}
 
 
 def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
@@ -187,24 +242,26 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
                                            spec.max_rollout_steps, rng))
         got_all = translation_rollouts(env, spec, batch)
         for ep, got in zip(batch, got_all, strict=True):
-            bounds, flags_from = None, len(ep.steps)
+            bounds, horizon = None, len(ep)
             if copies:
-                bounds, flags_from = envelope(spec, ep.steps, [replay(c, ep) for c in copies])
-            t = first_divergence(spec, ep.steps, got, bounds, flags_from)
+                bounds, horizon = envelope(spec, ep.steps, [replay(c, ep) for c in copies])
+            t = first_divergence(spec, ep.steps, got, bounds, horizon)
             result.counts["episodes"] += 1
-            result.counts["steps"] += min(len(ep.steps), flags_from + 1) if t is None else t + 1
-            if t is not None:
-                result.passed = False
-                if len(result.failures) < 5:
-                    diffs = compare_fields(ep.steps[t], got[t], spec.tolerance_for,
-                                           None if bounds is None else bounds[t])
-                    result.failures.append(Failure(
-                        layer="rollout", test_id=f"rollout[{ep.policy}]",
-                        message=f"lockstep episode diverges at step {t} of {len(ep.steps)} in "
-                                f"{', '.join(d.field for d in diffs)}",
-                        seed=ep.seed, state=ep.states[t - 1] if t else ep.state0,
-                        action=ep.actions[t], draws=ep.tapes[t], step=t, diffs=diffs))
-            horizons.append(flags_from)
+            result.counts["steps"] += min(len(ep), horizon + 1) if t is None else t + 1
+            horizons.append(horizon)
+            if t is None:
+                continue
+            result.passed = False
+            if len(result.failures) < 5:
+                step_bounds = None if bounds is None else at_step(bounds, t)
+                diffs = compare_fields(at_step(ep.steps, t), at_step(got, t),
+                                       spec.tolerance_for, step_bounds)
+                result.failures.append(Failure(
+                    layer="rollout", test_id=f"rollout[{ep.policy}]",
+                    message=f"lockstep episode diverges at step {t} of {len(ep)} in "
+                            f"{', '.join(d.field for d in diffs)}",
+                    seed=ep.seed, state=ep.state_before(t), action=ep.actions[t],
+                    draws=at_step(ep.tapes, t) if ep.tapes else None, step=t, diffs=diffs))
         done_eps += batch
         result.seconds = time.perf_counter() - t0
         if progress:
@@ -212,7 +269,7 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
         if on_partial:
             on_partial(result)
     result.complete = True
-    lengths = [len(e.actions) for e in done_eps]
+    lengths = [len(e) for e in done_eps]
     result.notes.append(f"episode length mean {np.mean(lengths):.0f}, max {max(lengths)} steps")
     cut = [h for h, n in zip(horizons, lengths, strict=True) if h < n]
     if copies:

@@ -49,9 +49,14 @@ def random_action(rng: np.random.Generator) -> int:
 
 
 def perturb(state: RefState, rng: np.random.Generator) -> RefState:
+    """Nudge a visited state, or (half the time) throw the cart and pole near the thresholds,
+    which the policies rarely reach but where termination is decided."""
     out = dict(state)
     for k, scale in (("x", 0.2), ("x_dot", 0.3), ("theta", 0.03), ("theta_dot", 0.3)):
         out[k] = np.float64(state[k] + rng.normal(0, scale))
+    if rng.random() < 0.5:
+        out["x"] = np.float64(rng.uniform(-2.6, 2.6))
+        out["theta"] = np.float64(rng.uniform(-0.25, 0.25))
     if rng.random() < 0.2:
         out["time"] = np.int32(499)  # one step from truncation
     return out

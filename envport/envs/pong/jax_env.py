@@ -205,6 +205,11 @@ class Pong(Environment[PongState, PongParams]):
                 stale = tuple(jnp.where(live & (scored_r | scored_l), b, s)
                               for b, s in zip(before, stale, strict=True))
             stopped = point_r | point_l
+        import os
+        if os.environ.get("PONG_BARRIER"):
+            pyl, pyr, bx, by, vx, vy, reward, point_r, point_l, stale = jax.lax.optimization_barrier(
+                (pyl, pyr, bx, by, vx, vy, reward, point_r, point_l, stale))
+            stopped = point_r | point_l
         score_r = state.score_r + point_r.astype(jnp.uint32)
         score_l = state.score_l + point_l.astype(jnp.uint32)
         terminated = (score_r == p.max_score) | (score_l == p.max_score)

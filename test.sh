@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The test command: installs (quick when already installed), then runs the default suite.
+# The long equivalence runs are marked `slow`; run them with `python -m pytest -m slow` or with
+# `envport verify ENV`.
+set -uo pipefail
+cd "$(dirname "$0")"
+bash install.sh --no-run || exit 1
+python3 -m pytest -q "$@"
+code=$?
+if [ "$code" -eq 5 ]; then
+    echo "no tests were collected" >&2
+    exit 1
+fi
+exit "$code"
