@@ -41,10 +41,11 @@ _TRANSLATIONS: dict[str, Environment] = {}
 
 
 def translation(spec: EnvSpec) -> Environment:
-    """One translation object per environment, so jitted code is compiled once per session."""
-    if spec.name not in _TRANSLATIONS:
-        _TRANSLATIONS[spec.name] = spec.make()
-    return _TRANSLATIONS[spec.name]
+    """One translation object per spec, so jitted code is compiled once per session."""
+    key = f"{spec.name}:{id(spec.make)}"
+    if key not in _TRANSLATIONS:
+        _TRANSLATIONS[key] = spec.make()
+    return _TRANSLATIONS[key]
 
 
 @cache

@@ -270,7 +270,10 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
             on_partial(result)
     result.complete = True
     lengths = [len(e) for e in done_eps]
-    result.notes.append(f"episode length mean {np.mean(lengths):.0f}, max {max(lengths)} steps")
+    capped = sum(n >= spec.max_rollout_steps for n in lengths)
+    result.notes.append(f"episode length mean {np.mean(lengths):.0f}, max {max(lengths)} steps"
+                        + (f"; {capped} episodes cut at the {spec.max_rollout_steps}-step cap"
+                           if capped else ""))
     cut = [h for h, n in zip(horizons, lengths, strict=True) if h < n]
     if copies:
         result.notes.append(

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from envport.core.api import Environment
+from envport.core.registry import EnvSpec
 from envport.core.registry import spec as get_spec
 from envport.verify.distribution import check_distribution
 from envport.verify.interaction import check_interaction
@@ -16,14 +17,16 @@ from envport.verify.rollout import check_rollout
 Progress = Callable[[str, int, int], None]
 
 
-def verify(name: str, layers: tuple[str, ...] = LAYERS, *, episodes: int = 20,
+def verify(name: str | EnvSpec, layers: tuple[str, ...] = LAYERS, *, episodes: int = 20,
            states: int = 300, examples: int = 20, samples: int = 2000, seed: int = 0,
            env: Environment | None = None, progress: Progress | None = None) -> Report:
     """Verify the translation of ``name`` (or ``env``, a variant of it) against its reference.
 
+    ``name`` may also be an unregistered ``EnvSpec`` (a translation in progress).
     Ctrl-C stops the run and returns what was verified so far, marked ``interrupted``.
     """
-    spec = get_spec(name)
+    spec = name if isinstance(name, EnvSpec) else get_spec(name)
+    name = spec.name
     unknown = set(layers) - set(LAYERS)
     if unknown:
         raise ValueError(f"unknown layer(s) {sorted(unknown)}; known: {', '.join(LAYERS)}")
