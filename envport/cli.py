@@ -43,10 +43,22 @@ def run_verify(args: argparse.Namespace) -> Report:
     layers = tuple(args.layer) if args.layer else LAYERS
     with layer_progress() as update:
         report = verify(args.env, layers, episodes=args.episodes, states=args.states,
-                        examples=args.examples, seed=args.seed, progress=update)
+                        examples=args.examples, seed=args.seed, progress=update,
+                        options=parse_options(args.option))
     report.command = " ".join(["envport", "verify", args.env, *(
-        f"--layer {layer}" for layer in (args.layer or []))]) + f" --seed {args.seed}"
+        f"--layer {layer}" for layer in (args.layer or [])), *(
+        f"-o {o}" for o in (args.option or []))]) + f" --seed {args.seed}"
     return report
+
+
+def parse_options(items: list[str] | None) -> dict[str, str]:
+    options = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"an option is KEY=VALUE, got {item!r}")
+        options[key] = value
+    return options
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -161,6 +173,8 @@ def parser() -> argparse.ArgumentParser:
         q.add_argument("--states", type=int, default=1000, help="L2 injected states")
         q.add_argument("--examples", type=int, default=25, help="L1 hypothesis examples")
         q.add_argument("--seed", type=int, default=0)
+        q.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
+                       help="environment mode, e.g. -o frameskip=4 -o continuous=true (pong)")
 
     v = sub.add_parser("verify", help="run the verification hierarchy against the reference")
     verify_options(v)
@@ -188,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "env", None) is not None:
             spec(args.env)  # unknown environment: fail before any work
         return COMMANDS[args.command](args)
-    except UnknownEnvironmentError as e:
+    except (UnknownEnvironmentError, ValueError) as e:
         err.print(f"[red]error:[/] {e}")
         return 2
     except KeyboardInterrupt:

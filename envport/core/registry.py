@@ -77,6 +77,16 @@ class EnvSpec:
     # L1 component checks against reference input/output pairs: name -> callable raising on failure.
     components: dict[str, Callable[[], None]] = field(default_factory=dict)
     status: str = "verified"
+    # Other modes of the same environment (e.g. Pong's frameskip): options -> a spec for them.
+    variant: Callable[..., EnvSpec] | None = None
+
+    def with_options(self, **options: Any) -> EnvSpec:
+        """This environment in another mode (``envport verify pong -o frameskip=4``)."""
+        if not options:
+            return self
+        if self.variant is None:
+            raise ValueError(f"{self.name} has no options (got {sorted(options)})")
+        return self.variant(**options)
 
     def tolerance_for(self, name: str) -> Tolerance:
         return self.field_tolerance.get(name, self.tolerance)

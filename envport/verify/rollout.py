@@ -264,10 +264,10 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
                     draws=at_step(ep.tapes, t) if ep.tapes else None, step=t, diffs=diffs))
         done_eps += batch
         result.seconds = time.perf_counter() - t0
+        if on_partial:  # before progress: a Ctrl-C raised there must not lose this chunk
+            on_partial(result)
         if progress:
             progress(len(done_eps), episodes)
-        if on_partial:
-            on_partial(result)
     result.complete = True
     lengths = [len(e) for e in done_eps]
     capped = sum(n >= spec.max_rollout_steps for n in lengths)

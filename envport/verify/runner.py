@@ -19,13 +19,15 @@ Progress = Callable[[str, int, int], None]
 
 def verify(name: str | EnvSpec, layers: tuple[str, ...] = LAYERS, *, episodes: int = 20,
            states: int = 300, examples: int = 20, samples: int = 2000, seed: int = 0,
-           env: Environment | None = None, progress: Progress | None = None) -> Report:
+           env: Environment | None = None, progress: Progress | None = None,
+           options: dict[str, Any] | None = None) -> Report:
     """Verify the translation of ``name`` (or ``env``, a variant of it) against its reference.
 
     ``name`` may also be an unregistered ``EnvSpec`` (a translation in progress).
     Ctrl-C stops the run and returns what was verified so far, marked ``interrupted``.
     """
     spec = name if isinstance(name, EnvSpec) else get_spec(name)
+    spec = spec.with_options(**(options or {}))
     name = spec.name
     unknown = set(layers) - set(LAYERS)
     if unknown:

@@ -49,3 +49,17 @@ def test_a_wrong_termination_is_caught():
     assert not report.passed
     assert any(d.field == "terminated" for f in report.layers["interaction"].failures
                for d in f.diffs)
+
+
+def test_ctrl_c_returns_what_was_verified_so_far():
+    def interrupt_after_first_chunk(layer, done, total):
+        if layer == "rollout" and done > 0:
+            raise KeyboardInterrupt
+
+    report = verify("cartpole", ("interaction", "rollout"), episodes=40, states=30,
+                    progress=interrupt_after_first_chunk)
+    assert report.interrupted and not report.passed
+    assert report.layers["interaction"].passed and report.layers["interaction"].complete
+    partial = report.layers["rollout"]
+    assert not partial.complete and partial.counts["episodes"] == 32  # one chunk of 40
+    assert report.to_json()["interrupted"] is True

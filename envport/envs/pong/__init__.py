@@ -6,6 +6,7 @@ its own C reference (``reference.c``), compiled at install time; see README.md i
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,16 @@ def scripted_policy(obs: np.ndarray, rng: np.random.Generator) -> int:
 
 def random_action(rng: np.random.Generator) -> int:
     return int(rng.integers(3))
+
+
+def continuous_scripted_policy(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The scripted policy's direction as a continuous action, with some noise."""
+    direction = {0: 0.0, 1: 1.0, 2: -1.0}[scripted_policy(obs, rng)]
+    return np.clip(np.float32([direction * rng.uniform(0.2, 1.0)]), -1, 1).astype(np.float32)
+
+
+def continuous_random_action(rng: np.random.Generator) -> np.ndarray:
+    return rng.uniform(-1, 1, 1).astype(np.float32)
 
 
 def perturb(state: RefState, rng: np.random.Generator) -> RefState:
@@ -131,6 +142,21 @@ def _throughput(batch_sizes: list[int], steps: int) -> list[dict[str, Any]]:
     return c_throughput(batch_sizes, steps)
 
 
+def variant(frameskip: int | str = 1, continuous: bool | str = False) -> EnvSpec:
+    """Pong in another mode, both sides built with the same options."""
+    options = {"frameskip": int(frameskip),
+               "continuous": str(continuous).lower() in ("1", "true", "yes")}
+    if options["frameskip"] < 1:
+        raise ValueError(f"frameskip must be >= 1, got {frameskip}")
+    name = "pong" + "".join(f"[{k}={v}]" for k, v in options.items())
+    cont = options["continuous"]
+    return dataclasses.replace(
+        SPEC, name=name,
+        make=lambda: _make(**options), make_reference=lambda: _make_reference(**options),
+        scripted_policy=continuous_scripted_policy if cont else scripted_policy,
+        random_action=continuous_random_action if cont else random_action)
+
+
 SPEC = EnvSpec(
     name="pong",
     summary="PufferLib's Pong (ocean): agent on the right vs a ball-tracking opponent",
@@ -148,4 +174,5 @@ SPEC = EnvSpec(
     sample_translation_events=translation_serves,
     components={"rand_r": rand_r_component},
     reference_throughput=_throughput,
+    variant=variant,
 )

@@ -30,6 +30,20 @@ def test_every_layer_passes_exactly():
     assert report.layers["rollout"].counts["steps"] > 4 * 1000  # whole episodes, not prefixes
 
 
+@pytest.mark.parametrize("options", [{"frameskip": "4"}, {"continuous": "true"},
+                                     {"frameskip": "2", "continuous": "true"}])
+def test_other_modes_are_exact_too(options):
+    report = verify("pong", ("interaction", "rollout"), episodes=2, states=200, options=options)
+    assert report.passed, report.to_prompt()
+
+
+def test_state_is_at_most_64_bytes_per_environment():
+    import jax
+
+    state, _ = jax_env.Pong().reset(jax.random.key(0))
+    assert sum(x.nbytes for x in jax.tree_util.tree_leaves(state)) <= 64
+
+
 MUTANTS = {
     "paddle speed 8 -> 9 (constant)": None,
     "hit reward 0.1 -> 0.2 (constant)": ("F32(0.1), reward", "F32(0.2), reward"),
