@@ -8,8 +8,10 @@ repeats is kept, since noise on a shared machine only ever makes a run slower.
 XLA runs a CPU program on one core, so to use the machine as the reference's threads do,
 :func:`run_benchmark` measures the JAX side in a child process whose CPU is split into one XLA
 device per core (``--xla_force_host_platform_device_count``), each stepping a contiguous shard of
-the batch (``shard_map``), like the C benchmark's one chunk per thread. That flag is process-wide
-and must be set before JAX starts, hence the child: importing envport never sets it.
+the batch (``shard_map``), like the C benchmark's one chunk per thread; each batch size is
+measured on 1 device and on all of them, as the reference is on 1 thread and on all cores. That
+flag is process-wide and must be set before JAX starts, hence the child: importing envport never
+sets it.
 """
 
 from __future__ import annotations
@@ -147,11 +149,6 @@ def make_rollout(env: Environment, batch_size: int, steps: int, devices: int = 1
     return jax.jit(lambda state, obs, seed: sharded(state, obs, seed, first_env))
 
 
-def devices_for(batch_size: int, available: int) -> int:
-    """Devices a batch is split over: the most (up to ``available``) that divide it evenly."""
-    return max(d for d in range(1, available + 1) if batch_size % d == 0)
-
-
 def _reset_batch(env: Environment, batch_size: int, key: Array) -> tuple[Any, Array]:
     params = env.default_params()
     return jax.jit(jax.vmap(lambda k: env.reset(k, params)))(jax.random.split(key, batch_size))
@@ -169,33 +166,34 @@ def state_bytes_per_env(env: Environment, batch_size: int = 1) -> float:
 
 
 def jax_throughput(env: Environment, batch_sizes: Sequence[int], steps: int,
-                   repeats: int = 3, seed: int = 0) -> list[dict[str, Any]]:
+                   repeats: int = 3, seed: int = 0,
+                   device_counts: Sequence[int] = (1,)) -> list[dict[str, Any]]:
     """Random-action SPS of ``env`` for each batch size, ``steps`` scan steps per timed call.
 
-    Uses as many of this process's JAX devices as divide each batch (one on a default CPU
-    setup; :func:`run_benchmark` runs this in a child process with one device per core).
+    One row per batch size and device count (like the reference's thread counts), for the
+    counts that this process has devices for and that divide the batch.
     """
     available = len(jax.devices())
-    mode = f"jax {jax.default_backend()}, lax.scan"
-    if available > 1:
-        mode += f", {available} devices"
     rows = []
     for n in batch_sizes:
-        devices = devices_for(n, available)
-        rollout = make_rollout(env, n, steps, devices)
-        state, obs = _reset_batch(env, n, jax.random.key(seed))
-        if devices > 1:
-            mesh = Mesh(np.array(jax.devices()[:devices]), ("batch",))
-            state, obs = jax.device_put((state, obs), NamedSharding(mesh, PartitionSpec("batch")))
-        jax.block_until_ready(rollout(state, obs, jnp.uint32(seed)))  # compile + first run
-        best = math.inf
-        for r in range(repeats):
-            run_seed = jnp.uint32(seed + r + 1)
-            t0 = time.perf_counter()
-            jax.block_until_ready(rollout(state, obs, run_seed))
-            best = min(best, time.perf_counter() - t0)
-        rows.append({"backend": "jax", "mode": mode, "batch_size": n, "devices": devices,
-                     "steps_per_second": n * steps / best, "steps": steps})
+        for devices in sorted({d for d in device_counts if d <= available and n % d == 0}):
+            rollout = make_rollout(env, n, steps, devices)
+            state, obs = _reset_batch(env, n, jax.random.key(seed))
+            if devices > 1:
+                mesh = Mesh(np.array(jax.devices()[:devices]), ("batch",))
+                state, obs = jax.device_put((state, obs),
+                                            NamedSharding(mesh, PartitionSpec("batch")))
+            jax.block_until_ready(rollout(state, obs, jnp.uint32(seed)))  # compile, untimed
+            best = math.inf
+            for r in range(repeats):
+                run_seed = jnp.uint32(seed + r + 1)
+                t0 = time.perf_counter()
+                jax.block_until_ready(rollout(state, obs, run_seed))
+                best = min(best, time.perf_counter() - t0)
+            rows.append({"backend": "jax",
+                         "mode": f"jax {jax.default_backend()}, lax.scan, {devices} device(s)",
+                         "batch_size": n, "devices": devices,
+                         "steps_per_second": n * steps / best, "steps": steps})
     return rows
 
 
@@ -208,13 +206,13 @@ def _peak_rss_mb() -> float:
 def jax_throughput_per_core(name: str, sizes_and_steps: Sequence[tuple[int, int]],
                             repeats: int = 3) -> tuple[list[dict[str, Any]], float]:
     """:func:`jax_throughput` of ``envport.make(name)`` in a child process with one XLA CPU
-    device per core. Returns the rows and the child's peak RSS in MB."""
+    device per core, on 1 and all devices. Returns the rows and the child's peak RSS in MB."""
     cores = os.cpu_count() or 1
     flags = os.environ.get("XLA_FLAGS", "")
     child_env = {**os.environ,
                  "XLA_FLAGS": f"{flags} --xla_force_host_platform_device_count={cores}".strip()}
     request = json.dumps({"env": name, "sizes_and_steps": list(sizes_and_steps),
-                          "repeats": repeats})
+                          "repeats": repeats, "device_counts": sorted({1, cores})})
     done = subprocess.run([sys.executable, "-m", "envport.bench.throughput", request],
                           env=child_env, capture_output=True, text=True)
     if done.returncode:
@@ -285,7 +283,8 @@ def _child_main(request: str) -> None:
     env = envport.make(args["env"])
     rows = []
     for n, steps in args["sizes_and_steps"]:
-        rows += jax_throughput(env, [n], steps, repeats=args["repeats"])
+        rows += jax_throughput(env, [n], steps, repeats=args["repeats"],
+                               device_counts=args["device_counts"])
     print(json.dumps({"rows": rows, "peak_rss_mb": _peak_rss_mb()}))
 
 

@@ -71,7 +71,8 @@ class EnvSpec:
     # Distribution test: (reference events, translation events) for the env's random events.
     sample_reference_events: Callable[[int, int], dict[str, np.ndarray]] | None = None
     sample_translation_events: Callable[[int, int], dict[str, np.ndarray]] | None = None
-    # Benchmarks: the reference stepped the way a user would, (batch_sizes, steps) -> rows
+    # Benchmarks: the reference stepped the way a user would, (batch_sizes, steps) -> rows, with
+    # ``steps`` the env-steps per row (a hook may raise it to time a fast reference stably):
     # {"backend": "reference", "mode": str, "batch_size": int, "steps_per_second": float}.
     reference_throughput: Callable[[list[int], int], list[dict[str, Any]]] | None = None
     # L1 component checks against reference input/output pairs: name -> callable raising on failure.

@@ -36,7 +36,13 @@ class AutoReset(Environment):
         return self.env.reset(key, params)
 
     def sample_draws(self, key: Array, state: Any, params: Any = None) -> Any:
-        step_key, reset_key = jax.random.split(key)
+        if self.env.autoresets:
+            # Nothing to reset, so no key split (a PRNG call per env per step, as costly as a
+            # small env's whole step); the unused key keeps the draws' structure.
+            return self.env.sample_draws(key, state, params), key
+        # fold_in rather than split: one PRNG call per derived key, so an env whose step draws
+        # nothing (CartPole) pays only for the reset key (the step key is dead code).
+        step_key, reset_key = jax.random.fold_in(key, 0), jax.random.fold_in(key, 1)
         return self.env.sample_draws(step_key, state, params), reset_key
 
     def transition(self, state: Any, action: Array, draws: Any, params: Any = None) -> StepResult:

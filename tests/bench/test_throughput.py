@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import jax
@@ -10,6 +11,8 @@ import numpy as np
 import envport
 from envport.bench.plots import plot_throughput
 from envport.bench.throughput import (
+    actions_from_bits,
+    counter_bits,
     jax_throughput,
     run_benchmark,
     sample_actions,
@@ -26,7 +29,8 @@ def test_jax_throughput_rows() -> None:
     for r in rows:
         assert r.keys() >= ROW_KEYS
         assert r["backend"] == "jax"
-        assert r["mode"] == f"jax {jax.default_backend()}, lax.scan"
+        assert r["mode"] == f"jax {jax.default_backend()}, lax.scan, 1 device(s)"
+        assert r["devices"] == 1
         assert isinstance(r["steps_per_second"], float) and r["steps_per_second"] > 0
 
 
@@ -38,6 +42,20 @@ def test_sample_actions_in_range() -> None:
     b = np.asarray(sample_actions(Box(-2.0, 0.5, (2,)), key, 1000))
     assert b.shape == (1000, 2) and b.dtype == np.float32
     assert b.min() >= -2.0 and b.max() <= 0.5
+
+
+def test_counter_bits_uniform_and_distinct() -> None:
+    index = jax.numpy.arange(30_000, dtype=jax.numpy.uint32)
+    a = np.asarray(counter_bits(jax.numpy.uint32(0), jax.numpy.uint32(5), 0, index))
+    b = np.asarray(counter_bits(jax.numpy.uint32(0), jax.numpy.uint32(6), 0, index))
+    c = np.asarray(counter_bits(jax.numpy.uint32(1), jax.numpy.uint32(5), 0, index))
+    assert len(np.unique(a)) == a.size  # a bijection of the env index
+    assert (a != b).mean() > 0.99 and (a != c).mean() > 0.99  # new words each step and seed
+    actions = np.asarray(actions_from_bits(Discrete(3), jax.numpy.asarray(a)))
+    assert np.allclose(np.bincount(actions) / a.size, 1 / 3, atol=0.02)
+    boxes = np.asarray(actions_from_bits(Box(-1.0, 1.0, (2,)), jax.numpy.asarray(a)))
+    assert boxes.shape == (a.size, 2) and boxes.min() >= -1 and boxes.max() < 1
+    assert abs(boxes.mean()) < 0.02 and abs(np.corrcoef(boxes.T)[0, 1]) < 0.03
 
 
 def test_state_bytes_per_env() -> None:
@@ -52,6 +70,10 @@ def test_run_benchmark_and_plot(tmp_path: Path) -> None:
     assert backends == {"jax", "reference"}
     assert all(r.keys() >= ROW_KEYS for r in result["results"])
     assert result["speedup"] > 0
+    # The JAX side ran in a child process with one device per core, on 1 and all of them.
+    counts = {r["devices"] for r in result["results"] if r["backend"] == "jax"}
+    assert counts == {1, min(os.cpu_count() or 1, 2)}
+    assert result["best"]["jax"]["backend"] == "jax"
     assert result["machine"]["jax_version"] == jax.__version__
     assert result["memory"]["state_bytes_per_env"] == 20
 

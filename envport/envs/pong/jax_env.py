@@ -66,6 +66,32 @@ def divide(x: Array, c: float) -> Array:
     return x / (x * F32(0) + F32(c))
 
 
+def compute_once(*flags: Array) -> tuple[Array, ...]:
+    """``flags`` unchanged (booleans), but computed once per step instead of once per use.
+
+    XLA:CPU fuses cheap elementwise code into every consumer, so the ~30-operation collision
+    test behind the hit/point flags would be recomputed by each of the step's ~12 outputs (10
+    state fields, observation, reward): most of the step's cost. It never duplicates a
+    division, so the flags are packed into one float that goes through an exact division by 1
+    (``divide``, which the compiler cannot drop) and unpacked: XLA computes the packed value in
+    one loop of its own and the outputs read it. This doubles the throughput on CPU.
+    """
+    code = sum(f.astype(jnp.float32) * F32(2**i) for i, f in enumerate(flags))
+    bits = divide(code, 1.0).astype(jnp.int32)  # small integers: every step is exact
+    return tuple(((bits >> i) & 1) == 1 for i in range(len(flags)))
+
+
+def rounded(product: Array) -> Array:
+    """A product rounded to float32 before it is added to anything.
+
+    XLA's CPU backend contracts ``c + a * b`` into one fused multiply-add (a single rounding);
+    the C reference is compiled with -ffp-contract=off (two roundings). A select between the
+    multiply and the add blocks the contraction; the NaN branch is never taken (finite inputs).
+    Found by L2 on continuous Pong. Products by powers of two are exact and need no guard.
+    """
+    return jnp.where(product != product, F32(0), product)
+
+
 def rand_r(seed: Array) -> tuple[Array, Array]:
     """glibc's ``rand_r``: three LCG steps folded into 31 bits. Returns (value, next state)."""
     nxt = seed.astype(jnp.uint32)
@@ -181,8 +207,9 @@ class Pong(Environment[PongState, PongParams]):
             right = (n_bx + bw > F32(p.width)) & ~scored_r
             hit_r = right & (n_by + bh > n_pyr) & (n_by < n_pyr + ph)
             scored_l = right & ~hit_r
+            hit_r, scored_r, scored_l = compute_once(hit_r, scored_r, scored_l)
             n_vx = jnp.where(hit_r, -n_vx, n_vx)
-            bounced = jnp.clip(n_vy + F32(p.ball_speed_y_increment) * d,
+            bounced = jnp.clip(n_vy + rounded(F32(p.ball_speed_y_increment) * d),
                                -F32(p.ball_max_speed_y), F32(p.ball_max_speed_y))
             bounced = jnp.where(jnp.abs(bounced) <= F32(0.01),
                                 F32(p.ball_speed_y_increment), bounced)
@@ -204,11 +231,6 @@ class Pong(Environment[PongState, PongParams]):
                 point_l = point_l | (live & scored_l)
                 stale = tuple(jnp.where(live & (scored_r | scored_l), b, s)
                               for b, s in zip(before, stale, strict=True))
-            stopped = point_r | point_l
-        import os
-        if os.environ.get("PONG_BARRIER"):
-            pyl, pyr, bx, by, vx, vy, reward, point_r, point_l, stale = jax.lax.optimization_barrier(
-                (pyl, pyr, bx, by, vx, vy, reward, point_r, point_l, stale))
             stopped = point_r | point_l
         score_r = state.score_r + point_r.astype(jnp.uint32)
         score_l = state.score_l + point_l.astype(jnp.uint32)

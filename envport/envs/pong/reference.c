@@ -221,6 +221,7 @@ typedef struct {
     int frameskip;
     uint32_t seed;
     pthread_barrier_t* start;
+    double start_time;
     double end_time;
     double checksum;
 } BenchChunk;
@@ -248,6 +249,9 @@ static void* bench_thread(void* arg) {
     float reward_sum = 0.0f;
 
     pthread_barrier_wait(chunk->start);
+    /* Each worker times itself: the main thread may be descheduled past the barrier and read
+     * its clock after a small batch has already finished. */
+    chunk->start_time = now_seconds();
     for (int64_t t = 0; t < chunk->steps; t++) {
         for (int i = 0; i < n; i++) {
             x ^= x << 13;
@@ -291,11 +295,14 @@ double pong_bench(int num_envs, int64_t steps_per_env, int threads, int frameski
         pthread_create(&tids[k], NULL, bench_thread, &chunks[k]);
     }
     pthread_barrier_wait(&start);
-    double t0 = now_seconds();
-    double t1 = t0, checksum = 0.0;
+    double t0 = 0.0, t1 = 0.0, checksum = 0.0;
     for (int k = 0; k < threads; k++) {
         pthread_join(tids[k], NULL);
-        if (chunks[k].end_time > t1) {
+        /* From the first worker's start to the last worker's end. */
+        if (k == 0 || chunks[k].start_time < t0) {
+            t0 = chunks[k].start_time;
+        }
+        if (k == 0 || chunks[k].end_time > t1) {
             t1 = chunks[k].end_time;
         }
         checksum += chunks[k].checksum;
