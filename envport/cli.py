@@ -153,9 +153,14 @@ def one_page(report: Report, bench: dict[str, Any], seconds: float) -> str:
         checked = ", ".join(f"{v} {k}" for k, v in r.counts.items())
         lines.append(f"| {LAYER_TITLES[name]} | {'pass' if r.passed else 'FAIL'} | {checked} | "
                      f"{len(r.failures)} |")
+    lines += [""] + [f"- {LAYER_TITLES[r.name]}: {note}" for r in report.layers.values()
+                     for note in r.notes]
+    machine = bench.get("machine", {})
     lines += ["", f"Comparison rule: {s.tolerance_note}", "", "## Throughput (random actions)", "",
-              f"Speedup, best JAX over best reference: **{bench['speedup']:.2f}x** "
-              f"({bench.get('machine', {})}).", "", "![throughput](bench.png)", "",
+              f"Speedup, best JAX over best reference, measured in this run: "
+              f"**{bench['speedup']:.2f}x** ({machine.get('cores')} CPU cores, JAX "
+              f"{machine.get('jax_version')} on {machine.get('jax_backend')}).", "",
+              "![throughput](bench.png)", "",
               "| backend | mode | batch | steps/s |", "|---|---|---|---|"]
     lines += [f"| {r['backend']} | {r.get('mode', '')} | {r['batch_size']} | "
               f"{r['steps_per_second']:,.0f} |" for r in bench["results"]]
