@@ -1,0 +1,162 @@
+"""The two backends PPO trains on, behind one interface so a comparison isolates the environment.
+
+- ``"jax"``: the verified JAX translation, wrapped in :class:`~envport.core.wrappers.AutoReset`
+  and stepped inside the jitted rollout (``lax.scan`` over the vmapped env).
+- ``"reference"``: the real reference, ``num_envs`` copies stepped on the host as one batch.
+  Each environment provides it as ``envport/envs/<name>/vector_reference.py`` with a function
+  ``make(num_envs, seed, **env_kwargs)`` returning a :class:`HostVectorEnv` (discovered by name,
+  like the registry discovers ``SPEC``), with same-step autoreset semantics matching AutoReset.
+
+Everything else (network, PPO update, hyperparameters) is shared: :func:`make_backend` checks
+that both sides declare the same observation and action spaces, so the same network fits both.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import jax
+import numpy as np
+
+import envport
+from envport.core.api import Environment
+from envport.core.spaces import Box, Discrete, Space
+from envport.core.wrappers import AutoReset
+
+BackendKind = Literal["jax", "reference"]
+BACKENDS: tuple[str, ...] = ("jax", "reference")
+
+
+class HostVectorEnv(Protocol):
+    """A batch of environments stepped on the host (NumPy in, NumPy out), same-step autoreset:
+    the step that ends an episode returns the next episode's first observation."""
+
+    num_envs: int
+    observation_space: Space
+    action_space: Space
+
+    def reset(self) -> np.ndarray: ...
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(obs, reward, terminated, truncated)``, each with a leading ``num_envs`` axis."""
+        ...
+
+    def get_state(self) -> Any:
+        """Everything later steps depend on, picklable (for exact resumption)."""
+        ...
+
+    def set_state(self, state: Any) -> None: ...
+
+
+def check_backend(kind: str) -> None:
+    if kind not in BACKENDS:
+        raise ValueError(f"unknown backend {kind!r}; choose one of {', '.join(BACKENDS)}")
+
+
+def vector_reference(name: str, num_envs: int, seed: int = 0, **env_kwargs: Any
+                     ) -> HostVectorEnv:
+    """``num_envs`` copies of ``name``'s reference as one host batch."""
+    envport.spec(name)  # an unknown name raises UnknownEnvironmentError, listing the known ones
+    module_name = f"envport.envs.{name}.vector_reference"
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name != module_name:
+            raise
+        raise ValueError(
+            f"environment {name!r} has no batched reference for training: add "
+            f"envport/envs/{name}/vector_reference.py with make(num_envs, seed, **env_kwargs)"
+        ) from e
+    return module.make(num_envs, seed, **env_kwargs)
+
+
+class JaxHostVectorEnv:
+    """The JAX translation behind :class:`HostVectorEnv` (for host-driven evaluation), through
+    :func:`envport.gym.make_vec`'s jitted, vmapped AutoReset step."""
+
+    def __init__(self, name: str, num_envs: int, seed: int = 0, **env_kwargs: Any) -> None:
+        from envport.gym import make_vec
+
+        self._vec = make_vec(name, num_envs, seed, **env_kwargs)
+        self.num_envs = num_envs
+        self.seed = seed
+        env = self._vec.env
+        self.observation_space = env.observation_space(env.default_params())
+        self.action_space = env.action_space(env.default_params())
+
+    def reset(self) -> np.ndarray:
+        return self._vec.reset(seed=self.seed)[0]
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        obs, reward, terminated, truncated, _ = self._vec.step(actions)
+        return obs, reward, terminated, truncated
+
+    def get_state(self) -> Any:
+        return jax.device_get((self._vec._state, jax.random.key_data(self._vec._key)))
+
+    def set_state(self, state: Any) -> None:
+        env_state, key_data = state
+        self._vec._state = jax.device_put(env_state)
+        self._vec._key = jax.random.wrap_key_data(key_data)
+
+
+def host_vector_env(name: str, kind: str, num_envs: int, seed: int = 0, **env_kwargs: Any
+                    ) -> HostVectorEnv:
+    """A host batch of either backend (``"reference"``: the real thing)."""
+    check_backend(kind)
+    if kind == "reference":
+        return vector_reference(name, num_envs, seed, **env_kwargs)
+    return JaxHostVectorEnv(name, num_envs, seed, **env_kwargs)
+
+
+@dataclass
+class Backend:
+    """One backend of one environment: its spaces, and how to step it.
+
+    ``env`` (jax) is the functional AutoReset-wrapped translation; ``vec`` (reference) is the
+    host batch. Both declare the same spaces (checked at construction).
+    """
+
+    name: str
+    kind: str
+    num_envs: int
+    seed: int
+    env_kwargs: dict[str, Any]
+    observation_space: Space
+    action_space: Space
+    env: Environment | None = None
+    vec: HostVectorEnv | None = field(default=None, repr=False)
+
+
+def _same_space(a: Space, b: Space) -> bool:
+    if isinstance(a, Discrete) and isinstance(b, Discrete):
+        return a.n == b.n
+    if isinstance(a, Box) and isinstance(b, Box):
+        return (a.shape, float(a.low), float(a.high)) == (b.shape, float(b.low), float(b.high))
+    return False
+
+
+def make_backend(name: str, kind: str, num_envs: int, seed: int = 0, **env_kwargs: Any
+                 ) -> Backend:
+    """``name`` on backend ``kind`` ("jax" or "reference") with ``num_envs`` environments.
+
+    The translation is built in both cases: its spaces are the contract the reference's spaces
+    are checked against, so a policy trained on one backend runs on the other unchanged.
+    """
+    check_backend(kind)
+    translation = envport.make(name, **env_kwargs)
+    params = translation.default_params()
+    obs_space = translation.observation_space(params)
+    act_space = translation.action_space(params)
+    if kind == "jax":
+        return Backend(name, kind, num_envs, seed, dict(env_kwargs), obs_space, act_space,
+                       env=AutoReset(translation))
+    vec = vector_reference(name, num_envs, seed, **env_kwargs)
+    for what, ours, theirs in (("observation", obs_space, vec.observation_space),
+                               ("action", act_space, vec.action_space)):
+        if not _same_space(ours, theirs):
+            raise ValueError(f"{name}: the reference's {what} space {theirs} differs from the "
+                             f"translation's {ours}; one network cannot serve both")
+    return Backend(name, kind, num_envs, seed, dict(env_kwargs), obs_space, act_space, vec=vec)

@@ -1,0 +1,150 @@
+"""The reference backend's rollout: the real reference stepped on the host.
+
+Everything but the environment is shared with the JAX backend (``ppo.py``): the same network
+and initial parameters (same seed, same key schedule), the same compiled PPO update executable
+(:meth:`envport.train.ppo.Program.learn`), the same hyperparameters.
+Per rollout step: the policy runs jitted on the batch of observations (split over the devices
+like the JAX rollout), its actions go to NumPy, and the reference's batch
+(:func:`envport.train.backends.vector_reference`) steps them with same-step autoreset.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
+
+from envport.train.backends import HostVectorEnv, make_backend
+from envport.train.ppo import (
+    AXIS,
+    Array,
+    Params,
+    Program,
+    TrainState,
+    Transition,
+    _host_tree,
+    _restore_tree,
+)
+
+
+class HostState(NamedTuple):
+    """Everything a reference-backend run carries between updates, except the reference batch
+    itself (saved through its ``get_state``)."""
+
+    train: TrainState  # device, replicated (first field, as in the JAX Runner)
+    carry: Array  # device, split over the batch
+    key: Array  # device, replicated
+    obs: np.ndarray
+    first: np.ndarray
+    ep_return: np.ndarray
+    ep_length: np.ndarray
+
+
+class HostTrainer:
+    """The reference backend behind the same interface as ``ppo.JaxTrainer``."""
+
+    def __init__(self, prog: Program) -> None:
+        self.prog = prog
+        self.cfg = prog.cfg
+        self.vec: HostVectorEnv | None = None
+        mesh = prog.mesh
+        self._rep = NamedSharding(mesh, PartitionSpec())
+        self._bat = NamedSharding(mesh, PartitionSpec(AXIS))
+        self._time_bat = NamedSharding(mesh, PartitionSpec(None, AXIS))
+
+    def init(self, seed: int) -> HostState:
+        prog, cfg = self.prog, self.cfg
+        self.vec = make_backend(prog.name, "reference", cfg.num_envs, seed,
+                                **prog.env_kwargs).vec
+        train, key = prog.init_train(seed)
+        key = jax.random.split(key)[0]  # the JAX backend's env-reset split: same key schedule
+        assert self.vec is not None
+        obs = self.vec.reset()
+        n = cfg.num_envs
+        return HostState(
+            train, jax.device_put(np.zeros((n, prog.policy.carry_size), np.float32), self._bat),
+            jax.device_put(key, self._rep),
+            obs, np.ones(n, np.bool_), np.zeros(n, np.float32), np.zeros(n, np.int32))
+
+    def _put(self, obs: np.ndarray, first: np.ndarray) -> tuple[Array, Array]:
+        return jax.device_put((obs, first), self._bat)
+
+    def compile(self, state: HostState) -> None:
+        self.prog.host_act(state.train, state.carry, *self._put(state.obs, state.first),
+                           state.key)
+        self.prog.learn(state.train)
+
+    def _update(self, state: HostState) -> tuple[HostState, dict[str, float]]:
+        cfg, vec = self.cfg, self.vec
+        assert vec is not None
+        t_max, n = cfg.num_steps, cfg.num_envs
+        obs_buf = np.empty((t_max, *state.obs.shape), np.float32)
+        first_buf = np.empty((t_max, n), np.bool_)
+        reward_buf = np.empty((t_max, n), np.float32)
+        done_buf = np.empty((t_max, n), np.bool_)
+        logp_buf = np.empty((t_max, n), np.float32)
+        value_buf = np.empty((t_max, n), np.float32)
+        actions: list[np.ndarray] = []
+        obs, first, carry, key = state.obs, state.first, state.carry, state.key
+        ep_return, ep_length = state.ep_return.copy(), state.ep_length.copy()
+        episodes, return_sum, length_sum = 0, 0.0, 0
+        act = None
+        for t in range(t_max):
+            if act is None:  # compiled once per Program (cached): this is a lookup
+                act = self.prog.host_act(state.train, carry, *self._put(obs, first), key)
+            # NumPy in: the compiled call transfers it with the sharding it was compiled for,
+            # faster than a device_put per array per step.
+            carry, raw, env_action, logp, value, key = act(state.train.params, carry, obs,
+                                                           first, key)
+            next_obs, reward, terminated, truncated = vec.step(np.asarray(env_action))
+            done = terminated | truncated
+            obs_buf[t], first_buf[t], reward_buf[t], done_buf[t] = obs, first, reward, done
+            actions.append(np.asarray(raw))
+            logp_buf[t], value_buf[t] = np.asarray(logp), np.asarray(value)
+            # Episode bookkeeping in float32/int32, as the JAX rollout does it.
+            ep_return += reward.astype(np.float32)
+            ep_length += 1
+            episodes += int(done.sum())
+            return_sum += float(ep_return[done].sum(dtype=np.float32))
+            length_sum += int(ep_length[done].sum())
+            ep_return[done], ep_length[done] = 0.0, 0
+            obs, first = next_obs, done
+        traj = Transition(*(jax.device_put(x, self._time_bat) for x in (
+            obs_buf, first_buf, np.stack(actions), logp_buf, value_buf, reward_buf, done_buf)))
+        key, k_learn = jax.random.split(key)
+        obs_d, first_d = self._put(obs, first)
+        train, stats = self.prog.learn(state.train)(state.train, traj, obs_d, first_d, carry,
+                                                    state.carry, k_learn)
+        row = {k: float(v) for k, v in jax.device_get(stats).items()}
+        row.update(episodes=float(episodes), return_sum=return_sum, length_sum=float(length_sum))
+        return HostState(train, carry, key, obs, first, ep_return, ep_length), row
+
+    def run(self, state: HostState, n_updates: int) -> tuple[HostState, list[dict[str, float]]]:
+        rows = []
+        for _ in range(n_updates):
+            state, row = self._update(state)
+            rows.append(row)
+        return state, rows
+
+    def params(self, state: HostState) -> Params:
+        return jax.device_get(state.train.params)
+
+    def save(self, state: HostState) -> dict[str, Any]:
+        assert self.vec is not None
+        return {
+            "device": _host_tree((state.train, state.carry, state.key)),
+            "host": {k: np.array(getattr(state, k))
+                     for k in ("obs", "first", "ep_return", "ep_length")},
+            "vec": self.vec.get_state(),
+        }
+
+    def load(self, seed: int, saved: dict[str, Any]) -> HostState:
+        fresh = self.init(seed)
+        train, carry, key = _restore_tree((fresh.train, fresh.carry, fresh.key), saved["device"])
+        assert self.vec is not None
+        self.vec.set_state(saved["vec"])
+        host = saved["host"]
+        return HostState(train, carry, key, host["obs"], host["first"], host["ep_return"],
+                         host["ep_length"])
