@@ -1,4 +1,4 @@
-"""The ``envport`` command line: list, verify, bench, run."""
+"""The ``envport`` command line: list, verify, bench, train, transfer, run."""
 
 from __future__ import annotations
 
@@ -104,6 +104,10 @@ def run_bench(env: str, batch_sizes: list[int] | None) -> dict[str, Any]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.ppo:
+        from envport.train.commands import run_ppo_bench
+
+        return run_ppo_bench(args)
     result = run_bench(args.env, args.batch_sizes)
     console.print(bench_table(result))
     machine = result.get("machine", {})
@@ -121,7 +125,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """The main job: verify, benchmark, and write a one-page report."""
+    """The main job: verify, benchmark, a short PPO run, and a one-page report."""
     from envport.bench.plots import plot_throughput
 
     out = Path(args.out or f"runs/{args.env}")
@@ -138,12 +142,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(bench_table(bench))
     (out / "bench.json").write_text(json.dumps(bench, indent=2))
     plot_throughput(bench, out / "bench.png")
-    (out / "report.md").write_text(one_page(report, bench, time.perf_counter() - t0))
+    training = None
+    if not args.no_train:
+        from envport.train.ppo import train
+
+        training = train(args.env, "jax", steps=args.train_steps, out=str(out / "train-jax"),
+                         overwrite=True)
+        console.print(f"PPO on the JAX translation: {training.env_steps:,} steps in "
+                      f"{training.wall_time:.0f} s, final mean return "
+                      f"{training.final_mean_return:.2f}")
+    (out / "report.md").write_text(one_page(report, bench, time.perf_counter() - t0, training))
     console.print(f"speedup {bench['speedup']:.2f}x; report written to {out / 'report.md'}")
     return 0 if report.passed else 1
 
 
-def one_page(report: Report, bench: dict[str, Any], seconds: float) -> str:
+def one_page(report: Report, bench: dict[str, Any], seconds: float,
+             training: Any = None) -> str:
     s = spec(report.env)
     lines = [f"# envport run {report.env}", "",
              f"Reference: {s.reference}. Translation: JAX. Verdict: "
@@ -164,7 +178,20 @@ def one_page(report: Report, bench: dict[str, Any], seconds: float) -> str:
               "| backend | mode | batch | steps/s |", "|---|---|---|---|"]
     lines += [f"| {r['backend']} | {r.get('mode', '')} | {r['batch_size']} | "
               f"{r['steps_per_second']:,.0f} |" for r in bench["results"]]
+    if training is not None:
+        lines += ["", "## PPO on the JAX translation", "",
+                  f"{training.env_steps:,} environment steps in {training.wall_time:.0f} s "
+                  f"({training.sps:,.0f} steps/s while training, compile "
+                  f"{training.compile_time:.0f} s); final mean episode return "
+                  f"**{training.final_mean_return:.2f}**. Run folder: `{training.run_dir}`."]
+        if training.plot_path is not None:
+            plot = Path(training.plot_path).relative_to(Path(training.run_dir).parent)
+            lines += ["", f"![learning curve]({plot})"]
     return "\n".join(lines) + "\n"
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "list": cmd_list, "verify": cmd_verify, "bench": cmd_bench, "run": cmd_run}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -192,13 +219,18 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--batch-sizes", type=int, nargs="+", help="JAX batch sizes")
     b.add_argument("--json")
     b.add_argument("--plot", help="write SPS vs batch size as a PNG")
+    from envport.train.commands import add_ppo_bench, register
+
+    add_ppo_bench(b)
+    COMMANDS.update(register(sub))
     r = sub.add_parser("run", help="the main job: verify + bench + a one-page report")
     verify_options(r)
     r.add_argument("--out", help="output folder (default runs/ENV)")
+    r.add_argument("--train-steps", type=int, help="PPO steps (default: the env's config)")
+    r.add_argument("--no-train", action="store_true", help="skip the PPO training run")
     return p
 
 
-COMMANDS = {"list": cmd_list, "verify": cmd_verify, "bench": cmd_bench, "run": cmd_run}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,239 @@
+"""Command-line entries for training: ``envport train``, ``envport transfer`` and
+``envport bench ENV --ppo``. ``register(subparsers)`` adds the first two to the main parser and
+returns their handlers; ``add_ppo_bench`` / ``run_ppo_bench`` extend ``envport bench``.
+
+Every handler returns an exit status: 0 success, 1 when ``transfer`` does not show equivalence,
+2 for bad input (with a one-line message), 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from envport.core.registry import UnknownEnvironmentError
+
+console = Console()
+err = Console(stderr=True)
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def parse_set(items: list[str] | None) -> dict[str, Any]:
+    """``["lr=1e-3", "hidden_sizes=128,128", "network=gru"]`` -> typed overrides (JSON values,
+    comma lists as lists of numbers, anything else a string)."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--set takes KEY=VALUE, got {item!r}")
+        value: Any
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            if "," in raw:
+                try:
+                    value = [json.loads(v) for v in raw.split(",") if v.strip()]
+                except json.JSONDecodeError:
+                    raise ValueError(f"--set {key}: cannot parse {raw!r}") from None
+            else:
+                value = raw
+        out[key] = value
+    return out
+
+
+def _guard(fn: Handler) -> Handler:
+    """Bad input -> a clear message and exit 2; Ctrl-C -> 130."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except (UnknownEnvironmentError, ValueError) as e:
+            err.print(f"[red]error:[/] {e}")
+            return 2
+        except KeyboardInterrupt as e:
+            err.print(f"[yellow]interrupted[/] {e}".rstrip())
+            return 130
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
+
+
+def _fmt(x: Any, spec: str = ",.1f") -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    return format(x, spec)
+
+
+# ---------------------------------------------------------------------------------- train
+@_guard
+def cmd_train(args: argparse.Namespace) -> int:
+    """envport train ENV --backend jax|reference --steps N --seed S --out DIR"""
+    from envport.train import load_run_config, train
+
+    overrides = parse_set(args.set)
+    if args.steps is not None and args.steps < 1:
+        raise ValueError(f"--steps must be positive, got {args.steps}")
+    if args.resume:
+        saved = load_run_config(args.resume)
+        if args.out and Path(args.out) != Path(args.resume):
+            raise ValueError("--resume DIR continues the run in DIR; do not also give --out")
+        backend = args.backend or saved["backend"]
+        result = train(args.env, backend, steps=args.steps, seed=args.seed, out=args.resume,
+                       config_overrides=overrides or None, resume=True)
+    else:
+        backend = args.backend or "jax"
+        out = args.out or f"runs/{args.env}-{backend}"
+        result = train(args.env, backend, steps=args.steps, seed=args.seed, out=out,
+                       config_overrides=overrides or None, overwrite=args.overwrite)
+    table = Table(title=f"envport train {result.env} ({result.backend} backend)")
+    table.add_column("")
+    table.add_column("value", justify="right")
+    for label, value in (
+            ("env steps", f"{result.env_steps:,}"), ("updates", f"{result.updates:,}"),
+            ("training time", f"{result.wall_time:.1f} s (+{result.compile_time:.1f} s compile)"),
+            ("steps/s", _fmt(result.sps, ",.0f")),
+            ("final mean return", _fmt(result.final_mean_return, ".2f")),
+            ("seed", str(result.config.seed)), ("run", str(result.run_dir))):
+        table.add_row(label, value)
+    console.print(table)
+    if result.interrupted:
+        console.print(f"interrupted: continue with envport train {result.env} --resume "
+                      f"{result.run_dir}")
+        return 130
+    return 0
+
+
+# ------------------------------------------------------------------------------- transfer
+def transfer_table(result: dict[str, Any]) -> Table:
+    backends = list(result["table"])
+    table = Table(title=f"envport transfer {result['env']}: mean return per policy "
+                        f"(mean ± std over {result['seeds']} seeds)")
+    table.add_column("trained on \\ evaluated on")
+    for b in backends:
+        table.add_column(b, justify="right")
+    for tb in backends:
+        table.add_row(tb, *(f"{_fmt(result['table'][tb][eb]['mean'])} ± "
+                            f"{_fmt(result['table'][tb][eb]['std'])}" for eb in backends))
+    return table
+
+
+@_guard
+def cmd_transfer(args: argparse.Namespace) -> int:
+    """envport transfer ENV --seeds N --margin D: L4 policy transfer with TOST."""
+    from envport.train.transfer import transfer
+
+    if args.margin is None or args.margin <= 0:
+        raise ValueError("--margin D (a positive difference of mean returns that counts as "
+                         "equivalent) is required")
+    result = transfer(args.env, seeds=args.seeds, margin=args.margin, steps=args.steps,
+                      episodes=args.episodes, out=args.out, alpha=args.alpha,
+                      config_overrides=parse_set(args.set) or None, plot=args.plot)
+    console.print(transfer_table(result))
+    for name, t in result["tost"].items():
+        ci = t["ci"]
+        console.print(f"[bold]{name}[/] ({t['compares']}): diff {_fmt(t['diff'], '.3g')}, "
+                      f"{t['ci_level']:.0%} CI [{_fmt(ci[0], '.3g')}, {_fmt(ci[1], '.3g')}] vs "
+                      f"±{t['margin']:g}, p = {_fmt(t['p_lower'], '.3g')} / "
+                      f"{_fmt(t['p_upper'], '.3g')} -> "
+                      f"{'equivalent' if t['equivalent'] else 'NOT shown'}")
+    colour = "green" if result["equivalent"] else "red"
+    console.print(f"verdict: [bold {colour}]{result['verdict']}[/] (margin {result['margin']:g},"
+                  f" alpha {result['alpha']:g}); report in {result['out']}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        console.print(f"wrote {args.json}")
+    console.print(f"wrote {result['plot']}")
+    return 0 if result["equivalent"] else 1
+
+
+def register(subparsers: Any) -> dict[str, Handler]:
+    """Add ``train`` and ``transfer`` to ``subparsers``; returns ``{command: handler}``."""
+    t = subparsers.add_parser("train", help="train PPO on the JAX translation or the reference")
+    t.add_argument("env")
+    t.add_argument("--backend", choices=("jax", "reference"),
+                   help="jax (default) or reference; a resumed run keeps its own")
+    t.add_argument("--steps", type=int, help="total environment steps (default: the config's)")
+    t.add_argument("--seed", type=int)
+    t.add_argument("--out", help="run folder (default runs/ENV-BACKEND)")
+    t.add_argument("--resume", metavar="DIR", help="continue the run in DIR exactly")
+    t.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
+    t.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="PPO hyperparameter override, e.g. --set lr=1e-3 --set "
+                        "hidden_sizes=128,128 (repeatable)")
+
+    x = subparsers.add_parser("transfer", help="L4: train on both backends, cross-evaluate, "
+                                                "TOST for equivalence")
+    x.add_argument("env")
+    x.add_argument("--seeds", type=int, default=5, help="PPO seeds per backend")
+    x.add_argument("--margin", type=float, required=True,
+                   help="equivalence margin in return units (e.g. 1.0 for Pong, 25 CartPole)")
+    x.add_argument("--steps", type=int, help="env steps per run (default: the config's)")
+    x.add_argument("--episodes", type=int, default=100,
+                   help="evaluation episodes per policy and backend")
+    x.add_argument("--alpha", type=float, default=0.05)
+    x.add_argument("--out", help="folder for the runs and the report (default runs/ENV-transfer)")
+    x.add_argument("--json", help="write the result as JSON")
+    x.add_argument("--plot", help="write the cross-evaluation plot here (PNG)")
+    x.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="PPO hyperparameter override for every run (repeatable)")
+    return {"train": cmd_train, "transfer": cmd_transfer}
+
+
+# --------------------------------------------------------------------------- bench --ppo
+def add_ppo_bench(bench_parser: argparse.ArgumentParser) -> None:
+    """Options of ``envport bench ENV --ppo`` (``--json`` and ``--plot`` are bench's own)."""
+    bench_parser.add_argument("--ppo", action="store_true",
+                              help="PPO steps/s per backend and the time breakdown of an "
+                                   "iteration at three model sizes")
+    bench_parser.add_argument("--model-sizes", nargs="+", default=["0.1M", "2M", "20M"],
+                              metavar="SIZE", help="PPO model sizes in parameters (--ppo)")
+    bench_parser.add_argument("--iterations", type=int, default=2,
+                              help="timed PPO iterations per backend and size (--ppo)")
+
+
+def ppo_bench_table(result: dict[str, Any]) -> Table:
+    from envport.bench.ppo_throughput import PHASES
+
+    table = Table(title=f"envport bench {result['env']} --ppo: PPO steps/s and time shares")
+    for col in ("model", "params", "backend", "steps/s", *PHASES):
+        table.add_column(col, justify="left" if col in ("model", "backend") else "right")
+    for r in result["rows"]:
+        share = r["phases"]["share"]
+        table.add_row(r["model_size"], f"{r['params']:,}", r["backend"], f"{r['sps']:,.0f}",
+                      *(f"{share[p]:.0%}" if math.isfinite(share[p]) else "n/a"
+                        for p in PHASES))
+    return table
+
+
+@_guard
+def run_ppo_bench(args: argparse.Namespace) -> int:
+    """envport bench ENV --ppo [--model-sizes ...] [--iterations N] [--json F] [--plot P]"""
+    from envport.bench.ppo_throughput import parse_size, plot_ppo_benchmark, ppo_benchmark
+
+    sizes = list(getattr(args, "model_sizes", None) or ["0.1M", "2M", "20M"])
+    for s in sizes:
+        parse_size(s)  # a malformed size fails before any work
+    iterations = getattr(args, "iterations", 2)
+    with console.status(f"PPO benchmark of {args.env} (both backends, {len(sizes)} sizes)..."):
+        result = ppo_benchmark(args.env, model_sizes=sizes, iterations=iterations)
+    console.print(ppo_bench_table(result))
+    machine = result["machine"]
+    console.print("speedup (JAX / reference PPO steps/s): " + ", ".join(
+        f"{k}: [bold]{_fmt(v, '.2f')}x[/]" for k, v in result["speedup"].items())
+        + f" on {machine['cores']} cores, JAX {machine['jax_version']} on "
+          f"{machine['jax_backend']}")
+    if getattr(args, "json", None):
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        console.print(f"wrote {args.json}")
+    if getattr(args, "plot", None):
+        plot_ppo_benchmark(result, args.plot)
+        console.print(f"wrote {args.plot}")
+    return 0

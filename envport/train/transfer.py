@@ -1,0 +1,301 @@
+"""L4 of the verification hierarchy: policy transfer between the translation and the reference.
+
+:func:`transfer` trains ``seeds`` PPO runs on each backend with matched hyperparameters (the same
+config, only the seed and the backend differ; enforced by :func:`envport.train.assert_matched`),
+evaluates every policy on both backends, and builds the 2x2 cross-evaluation table
+
+=================  ======================  ======================
+train \\ eval       JAX translation         reference
+=================  ======================  ======================
+JAX                mean ± std              mean ± std
+reference          mean ± std              mean ± std
+=================  ======================  ======================
+
+where each cell is the mean ± std, over the policies of that training backend, of each policy's
+mean return over ``episodes`` evaluation episodes. Two equivalence tests (TOST, see
+:mod:`envport.train.stats`) at ``alpha`` with the stated ``margin`` (in return units):
+
+``sim_to_sim`` (evaluation backend)
+    The SAME 2N policies (N trained on each backend), each evaluated on the JAX translation and
+    on the reference: paired TOST on the per-policy mean returns, JAX minus reference. Does a
+    policy behave the same on the translation as on the reference?
+``train_backend`` (training backend)
+    The N policies trained on the JAX translation against the N trained on the reference, all
+    evaluated on the reference: Welch TOST on the per-policy mean returns, JAX-trained minus
+    reference-trained. Does training on the translation produce policies as good on the real
+    thing as training on the real thing?
+
+The verdict ``equivalent`` is True only when BOTH tests show equivalence.
+
+Why "not significantly different" is not the test
+-------------------------------------------------
+A t-test that fails to reject "equal means" is absence of evidence, not evidence of absence:
+with few seeds or noisy returns it fails to reject almost any difference, so a broken
+translation evaluated with fewer seeds would "pass" more easily. TOST puts the burden of proof
+on equivalence: it must reject both "the difference is <= -margin" and "the difference is >=
++margin", i.e. the 90% confidence interval of the difference (for alpha 0.05) must lie inside
+(-margin, +margin). More noise or fewer seeds can then only make equivalence harder to show.
+
+Resumption: every run lives in ``out/<backend>-seed<seed>``. A finished run with the same
+configuration is reused, an unfinished one (Ctrl-C, crash) is resumed from its checkpoint, and
+the evaluations are cached in ``out/evaluations.json``, so re-running an interrupted transfer
+retrains nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import envport
+from envport.train.backends import BACKENDS
+from envport.train.evaluate import evaluate
+from envport.train.ppo import (
+    CHECKPOINT_FILE,
+    CONFIG_FILE,
+    RESULT_FILE,
+    _resolve_config,
+    assert_matched,
+    hyperparameter_diff,
+    load_run_config,
+    run_config,
+    train,
+)
+from envport.train.stats import tost
+
+EVAL_CACHE = "evaluations.json"
+RESULT_JSON = "transfer.json"
+REPORT_MD = "transfer.md"
+PLOT_PNG = "transfer.png"
+EVAL_SEED = 10_000  # evaluation seeds are EVAL_SEED + training seed: disjoint from training
+
+WHY_TOST = (
+    "A test that fails to find a significant difference is absence of evidence, not evidence "
+    "of equivalence: fewer seeds or noisier returns make it pass more easily. TOST (two "
+    "one-sided tests) puts the burden of proof on equivalence: both H0 'difference <= -margin' "
+    "and H0 'difference >= +margin' must be rejected at alpha, i.e. the (1 - 2 alpha) "
+    "confidence interval of the difference must lie inside (-margin, +margin).")
+
+COMPARES = {
+    "sim_to_sim": (
+        "evaluation backend: the same policies (all seeds, trained on either backend), each "
+        "evaluated on the JAX translation (a) and on the reference (b); paired TOST on the "
+        "per-policy mean returns, a - b"),
+    "train_backend": (
+        "training backend: policies trained on the JAX translation (a) vs policies trained on "
+        "the reference (b), all evaluated on the reference; Welch TOST on the per-policy mean "
+        "returns, a - b"),
+}
+
+
+def _finite(x: Any) -> Any:
+    """JSON-safe: NaN/inf become None, NumPy scalars plain numbers."""
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _log(progress: bool, message: str) -> None:
+    if progress:
+        print(message, flush=True)
+
+
+def _ensure_run(name: str, backend: str, seed: int, steps: int | None,
+                overrides: dict[str, Any] | None, env_kwargs: dict[str, Any] | None,
+                run_dir: Path, progress: bool) -> dict[str, Any]:
+    """Train, resume or reuse the run in ``run_dir``; returns its summary and what was done."""
+    cfg, kwargs = _resolve_config(name, backend, steps, seed, overrides, env_kwargs, None)
+    expected = run_config(name, backend, cfg, kwargs)
+    status = "trained"
+    if (run_dir / CONFIG_FILE).is_file() and (run_dir / CHECKPOINT_FILE).is_file():
+        saved = load_run_config(run_dir)
+        diffs = hyperparameter_diff(saved, expected)
+        if saved["backend"] != backend:
+            diffs.append(f"backend: {saved['backend']!r} vs {backend!r}")
+        if diffs:
+            raise ValueError(f"{run_dir} holds a run with a different configuration ("
+                             + "; ".join(diffs) + "): choose another output folder")
+        done = None
+        if (run_dir / RESULT_FILE).is_file():
+            done = json.loads((run_dir / RESULT_FILE).read_text())
+        if (done is not None and not done.get("interrupted")
+                and int(done.get("updates", -1)) == cfg.num_updates):
+            _log(progress, f"  reusing {run_dir}")
+            return {**done, "status": "reused"}
+        _log(progress, f"  resuming {run_dir}")
+        result = train(name, backend, out=run_dir, resume=True, steps=steps, seed=seed,
+                       config_overrides=overrides, env_kwargs=env_kwargs, progress=progress)
+        status = "resumed"
+    else:
+        _log(progress, f"  training {run_dir}")
+        result = train(name, backend, steps=steps, seed=seed, out=run_dir,
+                       config_overrides=overrides, env_kwargs=env_kwargs, progress=progress,
+                       overwrite=True)
+    if result.interrupted:
+        raise KeyboardInterrupt(f"training of {run_dir} was interrupted; run the transfer "
+                                "again to resume it")
+    done = json.loads((run_dir / RESULT_FILE).read_text())
+    return {**done, "status": status}
+
+
+def _cell(values: list[float]) -> dict[str, Any]:
+    arr = np.asarray(values, np.float64)
+    return {"mean": float(arr.mean()), "std": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
+            "n_policies": int(arr.size), "per_policy": [float(v) for v in arr]}
+
+
+def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
+             episodes: int = 100, out: str | os.PathLike[str] | None = None,
+             progress: bool = True, *, alpha: float = 0.05,
+             config_overrides: dict[str, Any] | None = None,
+             env_kwargs: dict[str, Any] | None = None,
+             plot: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Train ``seeds`` PPO runs per backend (seeds 0..seeds-1, matched hyperparameters),
+    evaluate each policy on both backends over ``episodes`` episodes, and test equivalence
+    with TOST at ``alpha`` and ``margin`` (return units). See the module docstring for exactly
+    what each test compares.
+
+    ``steps`` (env steps per run), ``config_overrides`` and ``env_kwargs`` default to the
+    environment's config. ``out`` (default ``runs/<name>-transfer``) receives the runs,
+    ``transfer.json``, ``transfer.md`` and the plot (``plot``, default ``out/transfer.png``).
+    Re-running with the same arguments reuses finished runs and cached evaluations and resumes
+    unfinished ones. Returns the JSON written to ``out/transfer.json``.
+    """
+    envport.spec(name)  # unknown environment: UnknownEnvironmentError naming the known ones
+    if int(seeds) < 1:
+        raise ValueError(f"seeds must be at least 1, got {seeds}")
+    if not margin > 0:
+        raise ValueError(f"margin must be positive, got {margin}")
+    if int(episodes) < 1:
+        raise ValueError(f"episodes must be at least 1, got {episodes}")
+    out_dir = Path(out if out is not None else f"runs/{name}-transfer")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+
+    runs: list[dict[str, Any]] = []
+    for backend in BACKENDS:
+        for seed in range(int(seeds)):
+            run_dir = out_dir / f"{backend}-seed{seed}"
+            summary = _ensure_run(name, backend, seed, steps, config_overrides, env_kwargs,
+                                  run_dir, progress)
+            runs.append({"backend": backend, "seed": seed, "dir": str(run_dir),
+                         "status": summary["status"], "env_steps": summary["env_steps"],
+                         "wall_time": summary["wall_time"], "sps": summary["sps"],
+                         "final_mean_return": summary["final_mean_return"]})
+    configs = assert_matched(*(r["dir"] for r in runs))
+
+    cache_path = out_dir / EVAL_CACHE
+    cache: dict[str, list[float]] = (json.loads(cache_path.read_text())
+                                     if cache_path.is_file() else {})
+    means: dict[tuple[str, str], list[float]] = {}
+    for r in runs:
+        for eval_backend in BACKENDS:
+            key = (f"{r['backend']}-seed{r['seed']}@{r['env_steps']}|{eval_backend}|"
+                   f"{episodes}|{EVAL_SEED + r['seed']}")
+            if key not in cache:
+                _log(progress, f"  evaluating {r['backend']}-seed{r['seed']} on {eval_backend}"
+                               f" ({episodes} episodes)")
+                returns = evaluate(name, eval_backend, r["dir"], episodes=int(episodes),
+                                   seed=EVAL_SEED + r["seed"])
+                cache[key] = [float(x) for x in returns]
+                cache_path.write_text(json.dumps(cache))
+            r.setdefault("eval", {})[eval_backend] = float(np.mean(cache[key]))
+            means.setdefault((r["backend"], eval_backend), []).append(r["eval"][eval_backend])
+
+    table = {tb: {eb: _cell(means[tb, eb]) for eb in BACKENDS} for tb in BACKENDS}
+    on_jax = [r["eval"]["jax"] for r in runs]
+    on_ref = [r["eval"]["reference"] for r in runs]
+    tests = {
+        "sim_to_sim": {**tost(on_jax, on_ref, margin, alpha, paired=True),
+                       "compares": COMPARES["sim_to_sim"], "a": "evaluated on jax",
+                       "b": "evaluated on reference"},
+        "train_backend": {**tost(means["jax", "reference"], means["reference", "reference"],
+                                 margin, alpha),
+                          "compares": COMPARES["train_backend"], "a": "trained on jax",
+                          "b": "trained on reference"},
+    }
+    equivalent = all(t["equivalent"] for t in tests.values())
+    plot_path = Path(plot) if plot is not None else out_dir / PLOT_PNG
+    result = {
+        "env": name, "seeds": int(seeds), "margin": float(margin), "alpha": float(alpha),
+        "episodes": int(episodes), "steps": runs[0]["env_steps"],
+        "config": configs[0]["ppo"] | {"seed": None}, "env_kwargs": configs[0]["env_kwargs"],
+        "table": table, "tost": tests, "equivalent": bool(equivalent),
+        "verdict": ("equivalent" if equivalent else "equivalence NOT shown"),
+        "why_tost": WHY_TOST, "runs": runs, "wall_time": time.perf_counter() - t0,
+        "plot": str(plot_path), "out": str(out_dir),
+    }
+    result = _finite(result)
+    plot_transfer(result, plot_path)
+    (out_dir / RESULT_JSON).write_text(json.dumps(result, indent=2) + "\n")
+    (out_dir / REPORT_MD).write_text(markdown(result))
+    return result
+
+
+def plot_transfer(result: dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Bars (mean ± std over policies) per cell of the cross-evaluation table."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    try:
+        width = 0.38
+        for j, eb in enumerate(BACKENDS):
+            xs = np.arange(len(BACKENDS)) + (j - 0.5) * width
+            cells = [result["table"][tb][eb] for tb in BACKENDS]
+            ax.bar(xs, [c["mean"] for c in cells], width, yerr=[c["std"] for c in cells],
+                   capsize=5, label=f"evaluated on {eb}")
+        ax.set_xticks(np.arange(len(BACKENDS)), [f"trained on {tb}" for tb in BACKENDS])
+        ax.set_ylabel(f"mean return per policy ({result['episodes']} episodes)")
+        s2s, tr = result["tost"]["sim_to_sim"], result["tost"]["train_backend"]
+        ax.set_title(
+            f"{result['env']}: {result['seeds']} seeds per backend, margin {result['margin']:g}"
+            f" -> {result['verdict']}\nTOST p: eval-backend {s2s['p']:.3g}, "
+            f"train-backend {tr['p']:.3g}", fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+    finally:
+        plt.close(fig)
+
+
+def _fmt(x: Any, spec: str = ".4g") -> str:
+    return "n/a" if x is None else format(x, spec)
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The transfer result as a short markdown report."""
+    lines = [f"# envport transfer {result['env']}", "",
+             f"{result['seeds']} PPO seeds per backend, {result['steps']} env steps each, "
+             f"matched hyperparameters; every policy evaluated over {result['episodes']} "
+             f"episodes on each backend. Margin {result['margin']:g}, alpha "
+             f"{result['alpha']:g}. Verdict: **{result['verdict']}**.", "",
+             "| trained on \\ evaluated on | " + " | ".join(BACKENDS) + " |",
+             "|---|" + "---|" * len(BACKENDS)]
+    for tb in BACKENDS:
+        cells = [result["table"][tb][eb] for eb in BACKENDS]
+        lines.append(f"| {tb} | " + " | ".join(
+            f"{_fmt(c['mean'], '.1f')} ± {_fmt(c['std'], '.1f')}" for c in cells) + " |")
+    lines += ["", "| test | compares | diff | CI | p (lower, upper) | equivalent |",
+              "|---|---|---|---|---|---|"]
+    for name, t in result["tost"].items():
+        ci = t["ci"]
+        lines.append(f"| {name} | {t['compares']} | {_fmt(t['diff'])} | "
+                     f"[{_fmt(ci[0])}, {_fmt(ci[1])}] | {_fmt(t['p_lower'])}, "
+                     f"{_fmt(t['p_upper'])} | {t['equivalent']} |")
+    lines += ["", "## Why not \"not significantly different\"", "", WHY_TOST, ""]
+    return "\n".join(lines)

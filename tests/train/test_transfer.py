@@ -1,0 +1,118 @@
+"""L4 transfer on tiny CartPole runs: structure, verdict type, reuse and resumption.
+
+The runs share test_train.py's tiny configuration (4 envs x 8 steps x 4 updates), so the
+compiled programs are reused when both files run in one session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from envport.train.ppo import RESULT_FILE
+from envport.train.transfer import PLOT_PNG, REPORT_MD, RESULT_JSON, transfer
+
+TINY = {"num_steps": 8, "num_minibatches": 2, "update_epochs": 2}
+STEPS = 4 * 8 * 4
+
+
+def tiny(out: Path, **kwargs):
+    return transfer("cartpole", seeds=1, margin=25.0, steps=STEPS, episodes=4, out=out,
+                    progress=False, config_overrides=TINY, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def first(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("transfer")
+    return out, tiny(out)
+
+
+def test_structure_and_verdict(first: tuple[Path, dict]) -> None:
+    out, r = first
+    assert r.keys() >= {"env", "seeds", "margin", "table", "tost", "equivalent", "episodes"}
+    assert (r["env"], r["seeds"], r["margin"], r["episodes"]) == ("cartpole", 1, 25.0, 4)
+    assert isinstance(r["equivalent"], bool)
+    # One policy per training backend: Welch's test has no variance to work with, so
+    # equivalence cannot be shown, whatever the returns.
+    assert r["tost"]["train_backend"]["equivalent"] is False and r["equivalent"] is False
+    for name in ("sim_to_sim", "train_backend"):
+        t = r["tost"][name]
+        assert {"p_lower", "p_upper", "ci", "compares", "equivalent"} <= t.keys()
+    assert r["tost"]["sim_to_sim"]["n_a"] == 2  # both policies, each on both eval backends
+    for tb in ("jax", "reference"):
+        for eb in ("jax", "reference"):
+            cell = r["table"][tb][eb]
+            assert cell["n_policies"] == 1 and cell["mean"] > 0 and cell["std"] == 0.0
+    assert [(x["backend"], x["status"]) for x in r["runs"]] == [
+        ("jax", "trained"), ("reference", "trained")]
+    assert json.loads((out / RESULT_JSON).read_text())["equivalent"] is False
+    assert (out / PLOT_PNG).stat().st_size > 0
+    assert "not significantly different" in (out / REPORT_MD).read_text()
+
+
+def test_rerun_reuses_runs_and_resumes_unfinished(first: tuple[Path, dict]) -> None:
+    out, r = first
+    ckpt = out / "jax-seed0" / "checkpoint.pkl"
+    mtime = ckpt.stat().st_mtime_ns
+    (out / "reference-seed0" / RESULT_FILE).unlink()  # as if stopped before the end
+    again = tiny(out)
+    assert [x["status"] for x in again["runs"]] == ["reused", "resumed"]
+    assert ckpt.stat().st_mtime_ns == mtime  # not retrained
+    assert again["table"] == r["table"]  # cached evaluations, same policies
+
+
+def test_other_configuration_in_the_same_folder_is_refused(first: tuple[Path, dict]) -> None:
+    out, _ = first
+    with pytest.raises(ValueError, match="different configuration"):
+        transfer("cartpole", seeds=1, margin=25.0, steps=STEPS, episodes=4, out=out,
+                 progress=False, config_overrides={**TINY, "lr": 1e-3})
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [({"seeds": 0}, "seeds"), ({"margin": 0.0}, "margin"),
+                                               ({"episodes": 0}, "episodes")])
+def test_bad_arguments(tmp_path: Path, kwargs: dict, match: str) -> None:
+    args = {"seeds": 1, "margin": 25.0, "episodes": 4} | kwargs
+    with pytest.raises(ValueError, match=match):
+        transfer("cartpole", steps=STEPS, out=tmp_path, progress=False, **args)
+
+
+# ----------------------------------------------------------------- the command-line handlers
+def test_commands_parse_and_reject_bad_input(tmp_path: Path) -> None:
+    import argparse
+
+    from envport.train.commands import parse_set, register
+
+    assert parse_set(["lr=1e-3", "hidden_sizes=128,128", "network=gru", "anneal_lr=false"]) == {
+        "lr": 1e-3, "hidden_sizes": [128, 128], "network": "gru", "anneal_lr": False}
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_set(["lr"])
+    parser = argparse.ArgumentParser()
+    handlers = register(parser.add_subparsers(dest="command"))
+    assert set(handlers) == {"train", "transfer"}
+
+    def run(*argv: str) -> int:
+        args = parser.parse_args(list(argv))
+        return handlers[args.command](args)
+
+    assert run("train", "nosuchenv", "--out", str(tmp_path / "a")) == 2
+    assert run("train", "cartpole", "--steps", "3", "--out", str(tmp_path / "b")) == 2
+    assert run("train", "cartpole", "--set", "nosuch=1", "--out", str(tmp_path / "c")) == 2
+    assert run("train", "cartpole", "--resume", str(tmp_path / "missing")) == 2
+    assert run("transfer", "cartpole", "--margin", "0", "--out", str(tmp_path / "d")) == 2
+
+
+def test_transfer_command_exit_status(first: tuple[Path, dict], tmp_path: Path) -> None:
+    import argparse
+
+    from envport.train.commands import register
+
+    out, _ = first
+    parser = argparse.ArgumentParser()
+    handlers = register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["transfer", "cartpole", "--seeds", "1", "--margin", "25",
+                              "--steps", str(STEPS), "--episodes", "4", "--out", str(out),
+                              "--json", str(tmp_path / "t.json"), "--set", "num_steps=8",
+                              "--set", "num_minibatches=2", "--set", "update_epochs=2"])
+    assert handlers["transfer"](args) == 1  # one seed per backend: equivalence not shown
+    assert json.loads((tmp_path / "t.json").read_text())["equivalent"] is False
