@@ -1,0 +1,123 @@
+"""HalfCheetah: the reference adapter, the task, bad input, and L2 in float32 and float64."""
+
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import envport
+from envport.core.spaces import InvalidActionError
+from envport.envs.halfcheetah import SPEC, model, variant
+from envport.envs.halfcheetah.jax_env import HalfCheetah, HalfCheetahState, UnstableSimulationError
+from envport.envs.halfcheetah.reference import HalfCheetahReference
+from envport.verify import verify
+
+
+@pytest.fixture(scope="module")
+def ref():
+    r = HalfCheetahReference()
+    yield r
+    r.close()
+
+
+def test_reference_state_round_trip_and_tape(ref):
+    obs = ref.reset(3)
+    tape = ref.tape()
+    assert np.all(np.abs(tape["qpos_noise"]) <= 0.1) and tape["qvel_noise"].shape == (9,)
+    s = ref.get_state()
+    a = np.full(6, 0.5, np.float32)
+    out1 = ref.step(a)
+    assert ref.tape() == {}  # a step draws nothing
+    s1 = ref.get_state()
+    ref.set_state(s)
+    out2 = ref.step(a)
+    np.testing.assert_array_equal(out1[0], out2[0])
+    np.testing.assert_array_equal(ref.get_state()["qpos"], s1["qpos"])
+    assert obs.shape == (17,) and int(s1["time"]) == 1
+
+
+def test_reference_rejects_malformed_actions(ref):
+    ref.reset(0)
+    for bad in (np.zeros(5, np.float32), np.zeros(6, np.int32), np.full(6, np.nan)):
+        with pytest.raises(InvalidActionError):
+            ref.step(bad)
+
+
+def test_make_and_spaces():
+    env = envport.make("halfcheetah")
+    assert env.observation_space().shape == (17,) and env.action_space().shape == (6,)
+    state, obs = jax.jit(env.reset)(jax.random.key(0))
+    assert obs.dtype == jnp.float32 and state.qpos.shape == (9,)
+    assert np.all(np.abs(np.asarray(state.qpos)) <= 0.1)
+
+
+def test_float64_needs_x64():
+    with pytest.raises(RuntimeError, match="x64"):
+        HalfCheetah(dtype=jnp.float64)
+
+
+def test_checked_mode_flags_and_raises_on_a_nan_state():
+    env = HalfCheetah(checked=True)
+    bad = HalfCheetahState(jnp.full(9, jnp.nan, jnp.float32), jnp.zeros(9, jnp.float32),
+                           jnp.zeros((), jnp.int32))
+    with pytest.raises(UnstableSimulationError, match="NaN or exploding"):
+        env.transition(bad, jnp.zeros(6), ())
+    res = jax.jit(lambda s: env.transition(s, jnp.zeros(6), ()))(bad)  # under jit: a flag
+    assert bool(res.info["bad_state"])
+    with pytest.raises(UnstableSimulationError):
+        HalfCheetah.check(res)
+
+
+def test_version_mismatch_warns_with_the_verified_versions(monkeypatch):
+    import mujoco
+
+    monkeypatch.setattr(mujoco, "__version__", "3.0.0")
+    with pytest.warns(model.VersionWarning, match="verified against mujoco 4.0.0 and "
+                                                 "gymnasium 1.4.0"):
+        model.check_versions()
+
+
+def test_model_assumptions_are_checked():
+    import mujoco
+
+    with model.mujoco_warnings_to_python(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = mujoco.MjModel.from_xml_path(model.xml_path())
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
+    with pytest.raises(model.UnsupportedModelError, match="Euler"):
+        model.from_mjmodel(m)
+
+
+def test_interaction_float32():
+    report = verify("halfcheetah", ("interaction",), states=60)
+    assert report.passed, report.to_prompt()
+
+
+def test_interaction_float64():
+    with jax.enable_x64(True):
+        report = verify(variant(dtype="float64"), ("interaction",), states=40)
+    assert report.passed, report.to_prompt()
+    assert report.layers["interaction"].counts["states"] == 40
+
+
+L3_STATUS = ("L3 is not yet within the calibrated envelope for every episode (measured: float32 "
+             "at least 5 of 100 episodes leave it before the lockstep horizon, float64 1 of 100; "
+             "see envport/envs/halfcheetah/README.md)")
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(reason=L3_STATUS, strict=False)
+def test_full_equivalence_float32():
+    report = verify(SPEC, episodes=100, states=1000, examples=10)
+    assert report.passed, report.to_prompt()
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(reason=L3_STATUS, strict=False)
+def test_rollouts_float64():
+    with jax.enable_x64(True):
+        report = verify(variant(dtype="float64"), ("interaction", "rollout"), episodes=100,
+                        states=1000)
+    assert report.passed, report.to_prompt()
