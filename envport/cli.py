@@ -1,4 +1,5 @@
-"""The ``envport`` command line: list, verify, bench, train, transfer, run."""
+"""The ``envport`` command line: list, verify, bench, train, transfer, translate, mutate, report,
+run."""
 
 from __future__ import annotations
 
@@ -223,6 +224,9 @@ def parser() -> argparse.ArgumentParser:
 
     add_ppo_bench(b)
     COMMANDS.update(register(sub))
+    from envport.agent.commands import register as register_agent
+
+    COMMANDS.update(register_agent(sub))
     r = sub.add_parser("run", help="the main job: verify + bench + a one-page report")
     verify_options(r)
     r.add_argument("--out", help="output folder (default runs/ENV)")

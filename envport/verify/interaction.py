@@ -87,7 +87,7 @@ def sample_cases(spec: EnvSpec, ref: Reference, n: int, seed: int,
         # Several episodes, and enough of them to choose the states from twice as many.
         ep = 0
         while ep < min_episodes or (len(pool) < 2 * per_policy and ep < max_episodes):
-            episode_seed = seed * 10_007 + k * 1_009 + ep
+            episode_seed = (seed * 10_007 + k * 1_009 + ep) % 2**32
             pool += visit_states(ref, act, episode_seed, min(spec.max_rollout_steps, 3000), rng)
             ep += 1
         for i in rng.choice(len(pool), size=min(per_policy, len(pool)), replace=False):

@@ -238,7 +238,8 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
         batch = []
         for i in range(start, min(start + chunk, episodes)):
             kind = "random" if i % 2 == 0 else "scripted"
-            batch.append(reference_episode(ref, policies[kind], seed * 100_003 + i, kind,
+            episode_seed = (seed * 100_003 + i) % 2**32  # references take uint32 seeds
+            batch.append(reference_episode(ref, policies[kind], episode_seed, kind,
                                            spec.max_rollout_steps, rng))
         got_all = translation_rollouts(env, spec, batch)
         for ep, got in zip(batch, got_all, strict=True):

@@ -1,0 +1,87 @@
+"""Mutation scoring: mutants are generated from the source, applied in place and undone, run
+through the hierarchy in worker processes, and equivalent ones are told apart."""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+from envport.core.registry import spec
+from envport.envs.cartpole import bridge as cartpole_bridge
+from envport.verify import mutate
+
+
+def cartpole_mutants() -> tuple[object, list[mutate.MutantSource]]:
+    module = mutate.translation_module(spec("cartpole"))
+    return module, mutate.generate(module)
+
+
+def find(mutants, text: str, description: str) -> mutate.MutantSource:
+    hits = [m for m in mutants if text in m.mutant.source_line
+            and m.mutant.description == description]
+    assert len(hits) == 1, [m.mutant for m in hits]
+    return hits[0]
+
+
+def test_every_operator_generates_mutants_that_compile():
+    _, mutants = cartpole_mutants()
+    assert {m.mutant.operator for m in mutants} == set(mutate.OPERATORS)
+    assert len({m.mutant.id for m in mutants}) == len(mutants)
+    for m in mutants:
+        compile(m.statement_code, "mutant", "exec")
+        assert m.mutant.original != m.mutant.mutated
+    dropped = [m.mutant for m in mutants if m.mutant.operator == "drop_update"]
+    assert any(m.mutated.startswith("CartPoleState(x=state.x,") for m in dropped)
+    # docstrings, annotations and imports are never mutated
+    assert not any("import" in m.mutant.source_line for m in mutants)
+
+
+def test_a_mutant_is_applied_in_place_and_undone():
+    module, mutants = cartpole_mutants()
+    gravity = find(mutants, "gravity: float = static_field(9.8)", "9.8 -> 10.780000000000001")
+    before = dict(vars(module))
+    with mutate.applied(module, gravity):
+        assert spec("cartpole").make().default_params().gravity == 9.8 * 1.1
+        # the state class stays the one the bridge uses
+        assert module.CartPoleState is cartpole_bridge.CartPoleState
+    assert vars(module) == before
+    assert spec("cartpole").make().default_params().gravity == 9.8
+
+
+def test_float_boundaries_are_located_in_the_jaxpr():
+    module, mutants = cartpole_mutants()
+    path = inspect.getfile(module)
+    env = spec("cartpole").make()
+    on_floats = find(mutants, "(new.x < -p.x_threshold)", "< -> <=")
+    on_ints = find(mutants, "truncated = new.time >= p.max_steps", ">= -> >")
+    assert mutate.float_boundary(env, on_floats.mutant, path)
+    assert not mutate.float_boundary(env, on_ints.mutant, path)
+
+
+def test_sampling_is_spread_over_operators():
+    _, mutants = cartpole_mutants()
+    chosen = mutate.sample(mutants, 14, seed=3)
+    assert len(chosen) == 14 and len({m.mutant.operator for m in chosen}) == 7
+    assert mutate.sample(mutants, None) == mutants
+
+
+def test_mutate_kills_a_physics_bug_and_recognises_an_equivalent_mutant(tmp_path):
+    _, mutants = cartpole_mutants()
+    gravity = find(mutants, "gravity: float = static_field(9.8)", "9.8 -> 10.780000000000001")
+    clamped = find(mutants, "CartPoleState(x[0], x[1], x[2], x[3]", "3 -> 4")
+    seen = []
+    report = mutate.run_mutation("cartpole", only=[gravity.mutant.id, clamped.mutant.id],
+                                 states=200, samples=1000, examples=2, episodes=2,
+                                 progress=lambda r, done, total: seen.append((done, total)))
+    data = report.to_json()
+    assert {"env", "mutants", "killed", "kill_rate", "by_layer", "survivors"} <= set(data)
+    assert data["mutants"] == 2 and data["killed"] == 1 and data["equivalent"] == 1
+    assert data["kill_rate"] == 1.0 and data["by_layer"]["interaction"] == 1
+    by_id = {r["id"]: r for r in data["results"]}
+    assert by_id[gravity.mutant.id]["killed_by"] == "interaction"
+    # x[4] on a 4-vector: JAX clamps the index, so the program compiles to the same code
+    assert "same compiled program" in by_id[clamped.mutant.id]["equivalence"]
+    assert by_id[clamped.mutant.id]["equivalence_kind"] == "compiled"
+    assert data["equivalent_by_kind"] == {"compiled": 1} and data["kill_rate_strict"] == 1.0
+    assert seen[-1] == (2, 2)
+    json.dumps(data)  # the --json output is plain JSON
