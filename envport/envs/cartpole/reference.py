@@ -16,9 +16,10 @@ STATE_FIELDS = ("x", "x_dot", "theta", "theta_dot")
 class CartPoleReference:
     """One Gymnasium ``CartPole-v1``; the state is the float64 physics state plus the step count.
 
-    ``float32_noise=True`` perturbs the physics state after every step by a few float32 ulps
-    (the rounding error of one float32 step of ~20 operations) and rounds it to float32: a copy of
-    the reference that computes at float32 precision, used to calibrate the L3 envelope.
+    ``float32_noise=True`` perturbs the physics state after every step by a few float32 ulps of
+    the larger of its old and new magnitude (the rounding error of one float32 step of ~20
+    operations) and rounds it to float32: a copy of the reference that computes at float32
+    precision, used to calibrate the L3 envelope.
     """
 
     ULPS = 4.0
@@ -37,12 +38,16 @@ class CartPoleReference:
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self.env.action_space.contains(action):
             raise ValueError(f"CartPole takes an action in {{0, 1}}, got {action!r}")
+        before = np.abs(np.asarray(self.env.unwrapped.state, np.float64))
         obs, reward, terminated, truncated, info = self.env.step(int(action))
         if self.noise:
             core = self.env.unwrapped
+            # Rounding error scales with the update's operands, not only its result: when a
+            # velocity crosses zero, x + tau * dx loses ulps of the larger of old and new value.
+            scale = np.maximum(np.abs(core.state), before)
             eps = float(np.finfo(np.float32).eps)
-            jitter = 1.0 + self.ULPS * eps * self.rng.uniform(-1.0, 1.0, 4)
-            core.state = (core.state * jitter).astype(np.float32).astype(np.float64)
+            jitter = self.ULPS * eps * scale * self.rng.uniform(-1.0, 1.0, 4)
+            core.state = (core.state + jitter).astype(np.float32).astype(np.float64)
         return obs, float(reward), bool(terminated), bool(truncated), info
 
     def get_state(self) -> RefState:
