@@ -18,6 +18,21 @@ from envport.core.api import Environment
 from envport.core.reference import Bridge, Reference, RefState
 
 
+def lazy(target: str) -> Callable[..., Any]:
+    """``"module:Name"`` -> a factory that imports ``module`` on first call and calls ``Name``.
+
+    Environment packages name their classes this way so that listing environments imports no
+    simulator, reference or JAX code.
+    """
+    module_name, _, attr = target.partition(":")
+
+    def factory(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module_name), attr)(*args, **kwargs)
+
+    factory.__qualname__ = f"lazy({target!r})"
+    return factory
+
+
 class UnknownEnvironmentError(KeyError):
     def __init__(self, name: str, known: list[str]):
         self.name, self.known = name, known

@@ -7,29 +7,16 @@ from typing import Any
 import numpy as np
 
 from envport.core.reference import RefState
-from envport.core.registry import EnvSpec, Tolerance
+from envport.core.registry import EnvSpec, Tolerance, lazy
 
 # One float32 step of ~20 dependent operations from float64-exact inputs: rounding error is a few
 # float32 ulps (1.2e-7 relative each); 1e-5 relative leaves a 4x margin over 20 ulps.
 STEP_TOLERANCE = Tolerance(atol=1e-6, rtol=1e-5)
 
 
-def _make(**kwargs: Any):
-    from envport.envs.cartpole.jax_env import CartPole
-
-    return CartPole(**kwargs)
-
-
-def _make_reference(**kwargs: Any):
-    from envport.envs.cartpole.reference import CartPoleReference
-
-    return CartPoleReference(**kwargs)
-
-
-def _make_bridge(**kwargs: Any):
-    from envport.envs.cartpole.bridge import CartPoleBridge
-
-    return CartPoleBridge(**kwargs)
+_make = lazy("envport.envs.cartpole.jax_env:CartPole")
+_make_reference = lazy("envport.envs.cartpole.reference:CartPoleReference")
+_make_bridge = lazy("envport.envs.cartpole.bridge:CartPoleBridge")
 
 
 def _make_perturbed_reference(copy: int = 0):

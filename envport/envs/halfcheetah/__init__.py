@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from envport.core.reference import RefState
-from envport.core.registry import EnvSpec, Tolerance
+from envport.core.registry import EnvSpec, Tolerance, lazy
 
 FLOAT32_EPS = float(np.finfo(np.float32).eps)
 FLOAT64_EPS = float(np.finfo(np.float64).eps)
@@ -37,22 +37,9 @@ FLOAT64_TOLERANCE = Tolerance(atol=1e-8, rtol=1e-8)
 FLOAT64_CAST_TOLERANCE = Tolerance(atol=1e-8, rtol=2 * FLOAT32_EPS)
 
 
-def _make(**kwargs: Any):
-    from envport.envs.halfcheetah.jax_env import HalfCheetah
-
-    return HalfCheetah(**kwargs)
-
-
-def _make_reference(**kwargs: Any):
-    from envport.envs.halfcheetah.reference import HalfCheetahReference
-
-    return HalfCheetahReference(**kwargs)
-
-
-def _make_bridge(**kwargs: Any):
-    from envport.envs.halfcheetah.bridge import HalfCheetahBridge
-
-    return HalfCheetahBridge(**kwargs)
+_make = lazy("envport.envs.halfcheetah.jax_env:HalfCheetah")
+_make_reference = lazy("envport.envs.halfcheetah.reference:HalfCheetahReference")
+_make_bridge = lazy("envport.envs.halfcheetah.bridge:HalfCheetahBridge")
 
 
 def _perturbed_float32(copy: int = 0):

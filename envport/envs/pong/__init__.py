@@ -12,27 +12,14 @@ from typing import Any
 import numpy as np
 
 from envport.core.reference import RefState
-from envport.core.registry import EnvSpec
+from envport.core.registry import EnvSpec, lazy
 
 H, PADDLE_H, BALL_H = 640.0, 70.0, 32.0
 
 
-def _make(**kwargs: Any):
-    from envport.envs.pong.jax_env import Pong
-
-    return Pong(**kwargs)
-
-
-def _make_reference(**kwargs: Any):
-    from envport.envs.pong.reference import PongReference
-
-    return PongReference(**kwargs)
-
-
-def _make_bridge(**kwargs: Any):
-    from envport.envs.pong.bridge import PongBridge
-
-    return PongBridge()
+_make = lazy("envport.envs.pong.jax_env:Pong")
+_make_reference = lazy("envport.envs.pong.reference:PongReference")
+_make_bridge = lazy("envport.envs.pong.bridge:PongBridge")
 
 
 def scripted_policy(obs: np.ndarray, rng: np.random.Generator) -> int:
