@@ -700,7 +700,10 @@ def reference_info(cfg: TranslateConfig) -> dict[str, Any]:
         package = cls.__module__.rsplit(".", 1)[0]
         for name in list_envs():
             s = registered(name)
-            if getattr(s.make_reference, "__module__", None) != package:
+            target = getattr(s.make_reference, "target", None)  # registry.lazy("mod:Class")
+            origin = (target.partition(":")[0].rsplit(".", 1)[0] if target
+                      else getattr(s.make_reference, "__module__", None))
+            if origin != package:
                 continue
             try:  # confirm with the one candidate only (references can be costly to build)
                 if type(s.make_reference()) is cls:

@@ -30,6 +30,7 @@ def lazy(target: str) -> Callable[..., Any]:
         return getattr(importlib.import_module(module_name), attr)(*args, **kwargs)
 
     factory.__qualname__ = f"lazy({target!r})"
+    factory.target = target  # type: ignore[attr-defined]
     return factory
 
 
