@@ -24,7 +24,6 @@ import json
 import os
 import secrets
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from envport.agent.backends import AgentBackend, AgentRequest, AgentResult, make_backend
-from envport.agent.backends.base import kill_group
+from envport.agent.backends.base import run_process
 from envport.agent.ledger import Ledger
 from envport.agent.plan import ModulePlan, SourceFile, plan_modules, reference_sources
 from envport.agent.prompts import render
@@ -141,24 +140,13 @@ class SubprocessVerifier:
         cmd = [sys.executable, "-m", "envport.agent.harness", *args, "--workspace",
                str(self.workspace), "--config", str(self.workspace / "harness" / "config.json"),
                "--out", str(out), "--jax-cache", str(self.run_dir / ".jax-cache")]
-        proc = subprocess.Popen(cmd, cwd=self.workspace, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True, env=child_env())
-        timed_out = False
-        try:
-            log, _ = proc.communicate(timeout=self.cfg.verify_timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_group(proc)
-            log, _ = proc.communicate()
-        except BaseException:
-            kill_group(proc)
-            raise
-        (out.with_suffix(".log")).write_text(log or "")
-        if proc.returncode == 2 and not out.exists():
-            raise TranslateError((log or "").strip()[-2000:])
+        done = run_process(cmd, self.workspace, self.cfg.verify_timeout_s, env=child_env())
+        log = done.stdout + done.stderr
+        (out.with_suffix(".log")).write_text(log)
+        if done.exit_code == 2 and not out.exists():
+            raise TranslateError(log.strip()[-2000:])
         data = json.loads(out.read_text()) if out.exists() else None
-        return data, log or "", timed_out
+        return data, log, done.timed_out
 
     def verify(self, *, module: ModulePlan | None, seed: int, sizes: dict[str, int],
                out: Path) -> dict[str, Any]:
