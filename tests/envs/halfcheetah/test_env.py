@@ -108,14 +108,14 @@ L3_STATUS = ("L3 is not yet within the calibrated envelope for every episode (me
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason=L3_STATUS, strict=False)
+@pytest.mark.xfail(reason=L3_STATUS, strict=True)
 def test_full_equivalence_float32():
     report = verify(SPEC, episodes=100, states=1000, examples=10)
     assert report.passed, report.to_prompt()
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason=L3_STATUS, strict=False)
+@pytest.mark.xfail(reason=L3_STATUS, strict=True)
 def test_rollouts_float64():
     with jax.enable_x64(True):
         report = verify(variant(dtype="float64"), ("interaction", "rollout"), episodes=100,
