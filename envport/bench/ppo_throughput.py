@@ -288,8 +288,10 @@ def ppo_benchmark(name: str, model_sizes: Sequence[str] = ("0.1M", "2M", "20M"),
 
     ``iterations`` timed PPO iterations (after ``warmup`` untimed ones, compilation excluded)
     for the steps/s, and as many instrumented ones for the breakdown. Returns ``{"env",
-    "rows", "speedup", "machine", "model_sizes"}``: one row per (size, backend) with ``sps``
-    and ``phases``; ``speedup[size]`` is JAX steps/s over reference steps/s.
+    "rows", "speedup", "speedup_bound", "machine", "model_sizes"}``: one row per (size,
+    backend) with ``sps`` and ``phases``; ``speedup[size]`` is JAX steps/s over reference
+    steps/s; ``speedup_bound[size]`` is Amdahl's limit on it, one over the update's share of a
+    reference iteration (the update is identical on both backends).
     """
     envport.spec(name)
     if iterations < 1 or warmup < 0:
@@ -300,6 +302,7 @@ def ppo_benchmark(name: str, model_sizes: Sequence[str] = ("0.1M", "2M", "20M"),
     rows: list[dict[str, Any]] = []
     sizes: dict[str, Any] = {}
     speedup: dict[str, float] = {}
+    bound: dict[str, float] = {}
     for size in model_sizes:
         cfg, env_kwargs = bench_config(name, size, iterations + warmup)
         params = param_count(cfg, name, env_kwargs)
@@ -317,8 +320,16 @@ def ppo_benchmark(name: str, model_sizes: Sequence[str] = ("0.1M", "2M", "20M"),
             sps[backend] = m["sps"]
             rows.append({"model_size": size, "params": params, "backend": backend, **m})
         speedup[size] = sps.get("jax", math.nan) / sps.get("reference", math.nan)
+        ref = next((r for r in rows if r["model_size"] == size and r["backend"] == "reference"),
+                   None)
+        if ref is not None:
+            # The update is the same compiled program on both backends, so even a JAX rollout
+            # taking no time at all cannot beat the reference by more than this.
+            upd = ref["phases"]["share"]["update"]
+            bound[size] = 1.0 / upd if upd > 0 else math.inf
     return {
-        "env": name, "rows": rows, "speedup": speedup, "model_sizes": sizes,
+        "env": name, "rows": rows, "speedup": speedup, "speedup_bound": bound,
+        "model_sizes": sizes,
         "sps": {size: {r["backend"]: r["sps"] for r in rows if r["model_size"] == size}
                 for size in sizes},
         "iterations": iterations, "warmup": warmup,

@@ -125,15 +125,28 @@ def transfer_table(result: dict[str, Any]) -> Table:
     return table
 
 
+def transfer_line(summary: dict[str, Any]) -> str:
+    """One line: the trained policy's mean return on each backend and the TOST verdict."""
+    r, t = summary["returns"], summary["tost"]
+    ci = t["ci"]
+    ci_text = "n/a" if None in ci else f"[{ci[0]:.3g}, {ci[1]:.3g}]"
+    return (f"the trained policy over {summary['episodes']} episodes: {r['jax']['mean']:.2f} ± "
+            f"{r['jax']['std']:.2f} on the JAX translation, {r['reference']['mean']:.2f} ± "
+            f"{r['reference']['std']:.2f} on the reference; difference "
+            f"{t['ci_level']:.0%} CI {ci_text} vs margin ±{t['margin']:g} -> "
+            f"{'equivalent' if t['equivalent'] else 'equivalence NOT shown'} (Welch TOST on "
+            "episode returns; L4 over seeds: envport transfer)")
+
+
 @_guard
 def cmd_transfer(args: argparse.Namespace) -> int:
     """envport transfer ENV --seeds N --margin D: L4 policy transfer with TOST."""
-    from envport.train.transfer import transfer
+    from envport.train.transfer import default_margin, transfer
 
-    if args.margin is None or args.margin <= 0:
-        raise ValueError("--margin D (a positive difference of mean returns that counts as "
-                         "equivalent) is required")
-    result = transfer(args.env, seeds=args.seeds, margin=args.margin, steps=args.steps,
+    margin = default_margin(args.env) if args.margin is None else args.margin
+    if margin <= 0:
+        raise ValueError(f"--margin must be positive, got {margin}")
+    result = transfer(args.env, seeds=args.seeds, margin=margin, steps=args.steps,
                       episodes=args.episodes, out=args.out, alpha=args.alpha,
                       config_overrides=parse_set(args.set) or None, plot=args.plot)
     console.print(transfer_table(result))
@@ -173,8 +186,10 @@ def register(subparsers: Any) -> dict[str, Handler]:
                                                 "TOST for equivalence")
     x.add_argument("env")
     x.add_argument("--seeds", type=int, default=5, help="PPO seeds per backend")
-    x.add_argument("--margin", type=float, required=True,
-                   help="equivalence margin in return units (e.g. 1.0 for Pong, 25 CartPole)")
+    x.add_argument("--margin", type=float,
+                   help="equivalence margin in return units (default: the environment's "
+                        "documented one, transfer.MARGINS: pong 1.0, cartpole 25, "
+                        "halfcheetah 100)")
     x.add_argument("--steps", type=int, help="env steps per run (default: the config's)")
     x.add_argument("--episodes", type=int, default=100,
                    help="evaluation episodes per policy and backend")
@@ -230,6 +245,9 @@ def run_ppo_bench(args: argparse.Namespace) -> int:
         f"{k}: [bold]{_fmt(v, '.2f')}x[/]" for k, v in result["speedup"].items())
         + f" on {machine['cores']} cores, JAX {machine['jax_version']} on "
           f"{machine['jax_backend']}")
+    console.print("at most (the same update runs on both backends; 1 / its share of a "
+                  "reference iteration): " + ", ".join(
+                      f"{k}: {_fmt(v, '.2f')}x" for k, v in result["speedup_bound"].items()))
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
         console.print(f"wrote {args.json}")

@@ -21,9 +21,18 @@ mean return over ``episodes`` evaluation episodes. Two equivalence tests (TOST, 
     policy behave the same on the translation as on the reference?
 ``train_backend`` (training backend)
     The N policies trained on the JAX translation against the N trained on the reference, all
-    evaluated on the reference: Welch TOST on the per-policy mean returns, JAX-trained minus
-    reference-trained. Does training on the translation produce policies as good on the real
-    thing as training on the real thing?
+    evaluated on the reference: paired TOST on the per-policy mean returns, JAX-trained minus
+    reference-trained, pairs matched by seed. Does training on the translation produce policies
+    as good on the real thing as training on the real thing?
+
+    Why paired: the two runs of seed ``i`` start from the same network parameters and draw the
+    same PPO keys (minibatch shuffles, action sampling; ``host_rollout.py`` keeps the JAX
+    backend's key schedule), only the environment differs. Much of the spread between seeds
+    comes from that shared start (a seed that learns slowly does so on both backends), so the
+    design pairs by seed, as common random numbers, and tests the per-seed differences. The
+    pairing is fixed by the design before any run, never chosen after seeing the data; pairs
+    are independent across seeds, which is what the paired t needs. The Welch (unpaired) test on
+    the same numbers is reported as ``train_backend_unpaired`` for information only.
 
 The verdict ``equivalent`` is True only when BOTH tests show equivalence.
 
@@ -75,6 +84,43 @@ REPORT_MD = "transfer.md"
 PLOT_PNG = "transfer.png"
 EVAL_SEED = 10_000  # evaluation seeds are EVAL_SEED + training seed: disjoint from training
 
+# Equivalence margins in return units, the default of ``envport transfer ENV``. Each is about 5%
+# of the best return a trained policy reaches, small next to what separates a good policy from
+# a mediocre one:
+# - pong 1.0: one point (the paper's margin); a trained agent's return is ~+24 (21 points to win
+#   plus the hit rewards), so 1.0 is ~4%.
+# - cartpole 25.0: the return is the episode length, capped at 500; PPO policies reach 475-500.
+#   25 steps is 5% of the cap; a policy that fails 25 steps earlier on average is a different
+#   policy, a difference of a few steps is not (5 converged PPO seeds evaluated on the
+#   reference span ~12: 482.6 to 494.3 in one measured run).
+# - halfcheetah 100.0: the paper's margin; trained returns on 2 CPU cores are in the thousands.
+MARGINS: dict[str, float] = {"pong": 1.0, "cartpole": 25.0, "halfcheetah": 100.0}
+
+
+def default_margin(name: str) -> float:
+    """The documented margin of ``name`` (``MARGINS``); environments without one must be given
+    a margin explicitly."""
+    if name not in MARGINS:
+        raise ValueError(f"no default equivalence margin for {name!r}: pass --margin D (a "
+                         "difference of mean returns that counts as equivalent)")
+    return MARGINS[name]
+
+
+def policy_summary(name: str, run_dir: str | os.PathLike[str], episodes: int = 100,
+                   margin: float | None = None, alpha: float = 0.05) -> dict[str, Any]:
+    """One trained policy evaluated on both backends (``episodes`` each, the same seed): mean
+    and std of the returns per backend and a Welch TOST on the episode returns, JAX minus
+    reference. Cheap (no training), so ``envport run`` reports it; it is a sim-to-sim check of
+    ONE policy, not L4's test over seeds (:func:`transfer`)."""
+    margin = default_margin(name) if margin is None else margin
+    returns = {b: evaluate(name, b, run_dir, episodes=episodes, seed=EVAL_SEED)
+               for b in BACKENDS}
+    test = tost(returns["jax"], returns["reference"], margin, alpha)
+    return _finite({"env": name, "episodes": episodes, "margin": margin,
+                    "returns": {b: {"mean": float(r.mean()), "std": float(r.std(ddof=1))
+                                    if r.size > 1 else 0.0} for b, r in returns.items()},
+                    "tost": test})
+
 WHY_TOST = (
     "A test that fails to find a significant difference is absence of evidence, not evidence "
     "of equivalence: fewer seeds or noisier returns make it pass more easily. TOST (two "
@@ -89,8 +135,8 @@ COMPARES = {
         "per-policy mean returns, a - b"),
     "train_backend": (
         "training backend: policies trained on the JAX translation (a) vs policies trained on "
-        "the reference (b), all evaluated on the reference; Welch TOST on the per-policy mean "
-        "returns, a - b"),
+        "the reference (b), all evaluated on the reference; paired TOST (pairs share the seed: "
+        "same initial network and PPO keys) on the per-policy mean returns, a - b"),
 }
 
 
@@ -221,18 +267,23 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
         "sim_to_sim": {**tost(on_jax, on_ref, margin, alpha, paired=True),
                        "compares": COMPARES["sim_to_sim"], "a": "evaluated on jax",
                        "b": "evaluated on reference"},
+        # runs were appended seed by seed per backend, so index i is seed i on both sides
         "train_backend": {**tost(means["jax", "reference"], means["reference", "reference"],
-                                 margin, alpha),
+                                 margin, alpha, paired=True),
                           "compares": COMPARES["train_backend"], "a": "trained on jax",
                           "b": "trained on reference"},
     }
     equivalent = all(t["equivalent"] for t in tests.values())
+    unpaired = {**tost(means["jax", "reference"], means["reference", "reference"], margin,
+                       alpha), "compares": "as train_backend, Welch (unpaired): information "
+                "only, not part of the verdict"}
     plot_path = Path(plot) if plot is not None else out_dir / PLOT_PNG
     result = {
         "env": name, "seeds": int(seeds), "margin": float(margin), "alpha": float(alpha),
         "episodes": int(episodes), "steps": runs[0]["env_steps"],
         "config": configs[0]["ppo"] | {"seed": None}, "env_kwargs": configs[0]["env_kwargs"],
-        "table": table, "tost": tests, "equivalent": bool(equivalent),
+        "table": table, "tost": tests, "train_backend_unpaired": unpaired,
+        "equivalent": bool(equivalent),
         "verdict": ("equivalent" if equivalent else "equivalence NOT shown"),
         "why_tost": WHY_TOST, "runs": runs, "wall_time": time.perf_counter() - t0,
         "plot": str(plot_path), "out": str(out_dir),

@@ -47,6 +47,8 @@ def test_ppo_bench_command(tmp_path: Path) -> None:
     ref = result["rows"][1]["phases"]["seconds"]
     assert ref["env"] > 0 and ref["forward"] > 0 and ref["transfer"] > 0
     assert result["speedup"]["0.1M"] > 0
+    shares = result["rows"][1]["phases"]["share"]
+    assert math.isclose(result["speedup_bound"]["0.1M"], 1.0 / shares["update"])
     assert (tmp_path / "ppo.png").stat().st_size > 0
 
 

@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from envport.train.ppo import RESULT_FILE
-from envport.train.transfer import PLOT_PNG, REPORT_MD, RESULT_JSON, transfer
+from envport.train.transfer import (
+    MARGINS,
+    PLOT_PNG,
+    REPORT_MD,
+    RESULT_JSON,
+    default_margin,
+    policy_summary,
+    transfer,
+)
 
 TINY = {"num_steps": 8, "num_minibatches": 2, "update_epochs": 2}
 STEPS = 4 * 8 * 4
@@ -33,13 +41,15 @@ def test_structure_and_verdict(first: tuple[Path, dict]) -> None:
     assert r.keys() >= {"env", "seeds", "margin", "table", "tost", "equivalent", "episodes"}
     assert (r["env"], r["seeds"], r["margin"], r["episodes"]) == ("cartpole", 1, 25.0, 4)
     assert isinstance(r["equivalent"], bool)
-    # One policy per training backend: Welch's test has no variance to work with, so
-    # equivalence cannot be shown, whatever the returns.
+    # One seed: a single (JAX-trained, reference-trained) pair leaves the paired test no
+    # variance to work with, so equivalence cannot be shown, whatever the returns.
     assert r["tost"]["train_backend"]["equivalent"] is False and r["equivalent"] is False
     for name in ("sim_to_sim", "train_backend"):
         t = r["tost"][name]
         assert {"p_lower", "p_upper", "ci", "compares", "equivalent"} <= t.keys()
     assert r["tost"]["sim_to_sim"]["n_a"] == 2  # both policies, each on both eval backends
+    assert r["tost"]["train_backend"]["method"] == "paired t"
+    assert "Welch" in r["train_backend_unpaired"]["method"]
     for tb in ("jax", "reference"):
         for eb in ("jax", "reference"):
             cell = r["table"][tb][eb]
@@ -116,3 +126,25 @@ def test_transfer_command_exit_status(first: tuple[Path, dict], tmp_path: Path) 
                               "--set", "num_minibatches=2", "--set", "update_epochs=2"])
     assert handlers["transfer"](args) == 1  # one seed per backend: equivalence not shown
     assert json.loads((tmp_path / "t.json").read_text())["equivalent"] is False
+
+
+def test_policy_summary_evaluates_one_policy_on_both_backends(first: tuple[Path, dict]) -> None:
+    from envport.train.commands import transfer_line
+
+    out, r = first
+    s = policy_summary("cartpole", out / "jax-seed0", episodes=4)
+    assert s["margin"] == MARGINS["cartpole"] and s["episodes"] == 4
+    # The same policy, seeds and episodes as the transfer's cached evaluation of this run.
+    run = next(x for x in r["runs"] if x["backend"] == "jax")
+    for b in ("jax", "reference"):
+        assert s["returns"][b]["mean"] == pytest.approx(run["eval"][b])
+    assert s["tost"]["method"] == "Welch t" and s["tost"]["n_a"] == 4
+    line = transfer_line(s)
+    verdict = "-> equivalent" if s["tost"]["equivalent"] else "-> equivalence NOT shown"
+    assert "over 4 episodes" in line and verdict in line
+
+
+def test_default_margin_is_documented_or_required() -> None:
+    assert default_margin("pong") == 1.0
+    with pytest.raises(ValueError, match="--margin"):
+        default_margin("no-such-env")
