@@ -67,14 +67,21 @@ class EnvportVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, num_envs)
 
         wrapped = self._wrapped
-        self._reset_fn = jax.jit(jax.vmap(lambda k: wrapped.reset(k, params)))
-        self._step_fn = jax.jit(jax.vmap(lambda k, s, a: wrapped.step(k, s, a, params)))
+        reset_batch = jax.vmap(lambda k: wrapped.reset(k, params))
+        step_batch = jax.vmap(lambda k, s, a: wrapped.step(k, s, a, params))
+        # The key splits run inside the compiled calls: split eagerly, they cost more than the
+        # step itself on a small batch (two dispatches per step).
+        self._reset_fn = jax.jit(lambda key: (lambda k: (k[0], *reset_batch(k[1])))(
+            self._env_keys(key)))
+        self._step_fn = jax.jit(lambda key, s, a: (lambda k: (k[0], step_batch(k[1], s, a)))(
+            self._env_keys(key)))
         self._key = jax.random.key(seed)
         self._state: Any = None
 
-    def _env_keys(self) -> Array:
-        self._key, sub = jax.random.split(self._key)
-        return jax.random.split(sub, self.num_envs)
+    def _env_keys(self, key: Array) -> tuple[Array, Array]:
+        """The schedule in the module docstring: (next key, one key per environment)."""
+        key, sub = jax.random.split(key)
+        return key, jax.random.split(sub, self.num_envs)
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -83,7 +90,7 @@ class EnvportVectorEnv(VectorEnv):
             raise ValueError(f"envport environments take no reset options, got {options!r}")
         if seed is not None:
             self._key = jax.random.key(seed)
-        self._state, obs = self._reset_fn(self._env_keys())
+        self._key, self._state, obs = self._reset_fn(self._key)
         return np.array(obs), {}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
@@ -92,7 +99,7 @@ class EnvportVectorEnv(VectorEnv):
             raise RuntimeError("call reset() before step()")
         # Reject rather than clip or cast: a wrong action is a bug in the caller.
         actions = self._envport_action_space.validate(actions, batch_shape=(self.num_envs,))
-        res = self._step_fn(self._env_keys(), self._state, actions)
+        self._key, res = self._step_fn(self._key, self._state, actions)
         self._state = res.state
         obs = np.array(res.obs)  # a writable copy: callers may keep or edit it
         rewards = np.asarray(res.reward)

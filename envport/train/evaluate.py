@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import envport
@@ -85,7 +84,8 @@ def evaluate(name: str, backend: str, params_or_run_dir: Params | str | os.PathL
     running = np.zeros(episodes, np.float64)
     returns = np.full(episodes, np.nan)
     for _ in range(max_steps):
-        carry, action, key = act(params, carry, jnp.asarray(obs), jnp.asarray(first), key)
+        # NumPy straight into the compiled call: an eager jnp.asarray per step costs more.
+        carry, action, key = act(params, carry, obs, first, key)
         obs, reward, terminated, truncated = vec.step(np.asarray(action))
         running += reward
         first = terminated | truncated
