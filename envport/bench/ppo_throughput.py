@@ -212,8 +212,9 @@ def _timed_host_update(ht: Any, state: Any, seconds: dict[str, float]) -> Any:
 
     prog, cfg, vec = ht.prog, ht.cfg, ht.vec
     t_max, n = cfg.num_steps, cfg.num_envs
-    obs, first, carry, key = state.obs, state.first, state.carry, state.key
-    act = prog.host_act(state.train, carry, *ht._put(obs, first), key)
+    obs, first, carry = state.obs, state.first, state.carry
+    key, k_roll, k_learn = prog.host_keys(state.key)
+    act = prog.host_act(state.train, carry, *ht._put(obs, first), k_roll)
     bufs: dict[str, list[np.ndarray]] = {k: [] for k in
                                          ("obs", "first", "action", "logp", "value", "reward",
                                           "done")}
@@ -221,8 +222,8 @@ def _timed_host_update(ht: Any, state: Any, seconds: dict[str, float]) -> Any:
     clock = time.perf_counter
     for _ in range(t_max):
         t0 = clock()
-        carry, raw, env_action, logp, value, key = jax.block_until_ready(
-            act(state.train.params, carry, obs, first, key))
+        carry, raw, env_action, logp, value, k_roll = jax.block_until_ready(
+            act(state.train.params, carry, obs, first, k_roll))
         t1 = clock()
         env_action, raw_h = np.asarray(env_action), np.asarray(raw)
         logp_h, value_h = np.asarray(logp), np.asarray(value)
@@ -246,7 +247,6 @@ def _timed_host_update(ht: Any, state: Any, seconds: dict[str, float]) -> Any:
     arrays = [np.stack(bufs[k]) for k in Transition._fields]
     arrays[0] = arrays[0].astype(np.float32)  # observations, as the rollout stores them
     traj = Transition(*(jax.device_put(x, ht._time_bat) for x in arrays))
-    key, k_learn = jax.random.split(key)
     obs_d, first_d = ht._put(obs, first)
     jax.block_until_ready((traj, obs_d, first_d))
     t1 = clock()

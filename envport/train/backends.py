@@ -14,6 +14,7 @@ that both sides declare the same observation and action spaces, so the same netw
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -128,6 +129,34 @@ class Backend:
     action_space: Space
     env: Environment | None = None
     vec: HostVectorEnv | None = field(default=None, repr=False)
+    # jax only, where the translation can start exactly where the reference batch of the same
+    # seed starts: (seed) -> batched (state, obs). See :func:`seeded_reset`.
+    seeded_reset: Callable[[Any], tuple[Any, Any]] | None = field(default=None, repr=False)
+
+
+def seeded_reset(name: str, translation: Environment, num_envs: int
+                 ) -> Callable[[Any], tuple[Any, Any]] | None:
+    """The translation's reset from the reference batch's own per-environment seeds, when both
+    sides support it: ``vector_reference.reset_seeds(seed, num_envs)`` (jittable) and the
+    translation's ``reset_from_seed(seed, params)`` (Pong: the C ``rand_r`` seeds). The JAX
+    backend's run of a seed then plays the same games as the reference backend's run of that
+    seed (the translation reproduces the reference's draws), so L4's paired comparison by seed
+    compares training on the two backends under common random numbers. None otherwise
+    (CartPole's reference draws from NumPy's generator, which JAX does not reproduce)."""
+    try:
+        module = importlib.import_module(f"envport.envs.{name}.vector_reference")
+    except ModuleNotFoundError:
+        return None
+    seeds_of = getattr(module, "reset_seeds", None)
+    reset_from_seed = getattr(translation, "reset_from_seed", None)
+    if seeds_of is None or reset_from_seed is None:
+        return None
+    params = translation.default_params()
+
+    def reset(seed: Any) -> tuple[Any, Any]:
+        return jax.vmap(lambda s: reset_from_seed(s, params))(seeds_of(seed, num_envs))
+
+    return reset
 
 
 def _same_space(a: Space, b: Space) -> bool:
@@ -152,7 +181,8 @@ def make_backend(name: str, kind: str, num_envs: int, seed: int = 0, **env_kwarg
     act_space = translation.action_space(params)
     if kind == "jax":
         return Backend(name, kind, num_envs, seed, dict(env_kwargs), obs_space, act_space,
-                       env=AutoReset(translation))
+                       env=AutoReset(translation),
+                       seeded_reset=seeded_reset(name, translation, num_envs))
     vec = vector_reference(name, num_envs, seed, **env_kwargs)
     for what, ours, theirs in (("observation", obs_space, vec.observation_space),
                                ("action", act_space, vec.action_space)):

@@ -72,8 +72,9 @@ class HostTrainer:
         return jax.device_put((obs, first), self._bat)
 
     def compile(self, state: HostState) -> None:
+        _, k_roll, _ = self.prog.host_keys(state.key)
         self.prog.host_act(state.train, state.carry, *self._put(state.obs, state.first),
-                           state.key)
+                           k_roll)
         self.prog.learn(state.train)
 
     def _update(self, state: HostState) -> tuple[HostState, dict[str, float]]:
@@ -87,17 +88,18 @@ class HostTrainer:
         logp_buf = np.empty((t_max, n), np.float32)
         value_buf = np.empty((t_max, n), np.float32)
         actions: list[np.ndarray] = []
-        obs, first, carry, key = state.obs, state.first, state.carry, state.key
+        obs, first, carry = state.obs, state.first, state.carry
+        key, k_roll, k_learn = self.prog.host_keys(state.key)  # as the JAX rollout splits
         ep_return, ep_length = state.ep_return.copy(), state.ep_length.copy()
         episodes, return_sum, length_sum = 0, 0.0, 0
         act = None
         for t in range(t_max):
             if act is None:  # compiled once per Program (cached): this is a lookup
-                act = self.prog.host_act(state.train, carry, *self._put(obs, first), key)
+                act = self.prog.host_act(state.train, carry, *self._put(obs, first), k_roll)
             # NumPy in: the compiled call transfers it with the sharding it was compiled for,
             # faster than a device_put per array per step.
-            carry, raw, env_action, logp, value, key = act(state.train.params, carry, obs,
-                                                           first, key)
+            carry, raw, env_action, logp, value, k_roll = act(state.train.params, carry, obs,
+                                                              first, k_roll)
             next_obs, reward, terminated, truncated = vec.step(np.asarray(env_action))
             done = terminated | truncated
             obs_buf[t], first_buf[t], reward_buf[t], done_buf[t] = obs, first, reward, done
@@ -113,7 +115,6 @@ class HostTrainer:
             obs, first = next_obs, done
         traj = Transition(*(jax.device_put(x, self._time_bat) for x in (
             obs_buf, first_buf, np.stack(actions), logp_buf, value_buf, reward_buf, done_buf)))
-        key, k_learn = jax.random.split(key)
         obs_d, first_d = self._put(obs, first)
         train, stats = self.prog.learn(state.train)(state.train, traj, obs_d, first_d, carry,
                                                     state.carry, k_learn)

@@ -514,7 +514,10 @@ class Program:
         train, key = self._init_train(seed)
         key, k_env = jax.random.split(key)
         params = env.default_params()
-        env_state, obs = jax.vmap(lambda k: env.reset(k, params))(jax.random.split(k_env, n))
+        if self.backend.seeded_reset is not None:  # the reference batch's seeds (backends.py)
+            env_state, obs = self.backend.seeded_reset(seed)
+        else:
+            env_state, obs = jax.vmap(lambda k: env.reset(k, params))(jax.random.split(k_env, n))
         return Runner(train, env_state, obs, jnp.ones(n, jnp.bool_),
                       self.policy.initial_carry(n), jnp.zeros(n, jnp.float32),
                       jnp.zeros(n, jnp.int32), key)
@@ -609,24 +612,37 @@ class Program:
         return runner, {**stats, **ep_stats}
 
     # ------------------------------------------------------------------ reference backend
-    def host_act(self, train: TrainState, carry: Array, obs: Array, first: Array, key: Array
-                 ) -> Any:
-        """Compiled ``(params, carry, obs, first, key) -> (carry, raw action, env action,
-        logp, value, key)`` for a host-stepped batch, split over the devices like the rollout."""
+    def host_keys(self, key: Array) -> tuple[Array, Array, Array]:
+        """The keys of one reference-backend iteration, split exactly as :meth:`_rollout_body`
+        splits them: ``(next run key, rollout key per device (a key array, one per device,
+        split over the devices), k_learn)``. With :meth:`host_act` drawing actions from the
+        same per-step splits, both backends sample with the same keys."""
+        def keys(key: Array) -> tuple[Array, Array, Array]:
+            key, k_roll, k_learn = jax.random.split(key, 3)
+            return key, jax.random.fold_in(k_roll, jax.lax.axis_index(AXIS))[None], k_learn
+
+        return self._cached("host_keys", lambda: self._shard_jit(
+            keys, (REP,), (REP, BAT, REP)).lower(key).compile())(key)
+
+    def host_act(self, train: TrainState, carry: Array, obs: Array, first: Array,
+                 k_roll: Array) -> Any:
+        """Compiled ``(params, carry, obs, first, k_roll) -> (carry, raw action, env action,
+        logp, value, k_roll)`` for a host-stepped batch, split over the devices like the
+        rollout; ``k_roll`` is :meth:`host_keys`' per-device key, advanced as the rollout
+        advances its own (``k_env`` is split off and unused: the host batch draws its own)."""
         policy = self.policy
 
-        def act(params: Params, carry: Array, obs: Array, first: Array, key: Array
+        def act(params: Params, carry: Array, obs: Array, first: Array, k_roll: Array
                 ) -> tuple[Array, ...]:
-            key, sub = jax.random.split(key)
-            sub = jax.random.fold_in(sub, jax.lax.axis_index(AXIS))
+            k, k_act, _k_env = jax.random.split(k_roll[0], 3)
             carry, dist, value = policy.apply(params, carry, obs[None], first[None])
-            raw = dist.sample(sub)
+            raw = dist.sample(k_act)
             logp = dist.log_prob(raw)[0]
-            return carry, raw[0], policy.env_action(raw[0]), logp, value[0], key
+            return carry, raw[0], policy.env_action(raw[0]), logp, value[0], k[None]
 
         return self._cached("act", lambda: self._shard_jit(
-            act, (REP, BAT, BAT, BAT, REP), (BAT, BAT, BAT, BAT, BAT, REP)).lower(
-                train.params, carry, obs, first, key).compile())
+            act, (REP, BAT, BAT, BAT, BAT), (BAT, BAT, BAT, BAT, BAT, BAT)).lower(
+                train.params, carry, obs, first, k_roll).compile())
 
 
 @functools.lru_cache(maxsize=16)

@@ -26,10 +26,13 @@ mean return over ``episodes`` evaluation episodes. Two equivalence tests (TOST, 
     as good on the real thing as training on the real thing?
 
     Why paired: the two runs of seed ``i`` start from the same network parameters and draw the
-    same PPO keys (minibatch shuffles, action sampling; ``host_rollout.py`` keeps the JAX
-    backend's key schedule), only the environment differs. Much of the spread between seeds
-    comes from that shared start (a seed that learns slowly does so on both backends), so the
-    design pairs by seed, as common random numbers, and tests the per-seed differences. The
+    same PPO keys (minibatch shuffles, action sampling: ``Program.host_keys`` splits as the JAX
+    rollout does), only the environment differs; where the translation reproduces the
+    reference's draws (Pong), the JAX backend also starts from the reference batch's seeds
+    (``backends.seeded_reset``), so the two runs of a seed play the same games and, with a
+    faithful translation, are the same computation. Much of the spread between seeds comes
+    from what the runs of a seed share, so the design pairs by seed, as common random numbers,
+    and tests the per-seed differences. The
     pairing is fixed by the design before any run, never chosen after seeing the data; pairs
     are independent across seeds, which is what the paired t needs. The Welch (unpaired) test on
     the same numbers is reported as ``train_backend_unpaired`` for information only.

@@ -8,13 +8,16 @@ needs no autoreset logic and matches the JAX translation under ``AutoReset`` (wh
 through). Pong never truncates.
 
 Seeding (PufferLib's convention): environment ``i`` starts with ``rand_r`` state
-``seed * num_envs + i`` (mod 2**32).
+``seed * num_envs + i`` (mod 2**32), :func:`reset_seeds`; the JAX training backend starts its
+environments from the same seeds, so the two backends' runs of a seed play the same games.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from envport.core.spaces import Box, Discrete, Space
@@ -38,6 +41,15 @@ def _struct_dtype(ffi: Any) -> np.dtype:
         "offsets": [ffi.offsetof("Pong", name) for name, _ in _FIELDS],
         "itemsize": ffi.sizeof("Pong"),
     })
+
+
+def reset_seeds(seed: Any, num_envs: int) -> Any:
+    """The ``rand_r`` seed of each environment of batch ``seed``: ``seed * num_envs + i`` mod
+    2**32. Written for NumPy and jax.numpy alike (uint32 arithmetic wraps), so the JAX training
+    backend starts its environments exactly where this batch starts (``ppo.py``)."""
+    xp = jnp if isinstance(seed, jax.Array) else np
+    base = xp.asarray(seed).astype(xp.uint32) * xp.uint32(num_envs)
+    return base + xp.arange(num_envs, dtype=xp.uint32)
 
 
 class PongVectorReference:
@@ -64,8 +76,8 @@ class PongVectorReference:
         self._reset_done = False
 
     def reset(self) -> np.ndarray:
-        for i in range(self.num_envs):
-            self._lib.pong_reset(self._envs + i, (self.seed * self.num_envs + i) % 2**32)
+        for i, s in enumerate(reset_seeds(self.seed, self.num_envs)):
+            self._lib.pong_reset(self._envs + i, int(s))
         self._reset_done = True
         return self._view["obs"].copy()
 
