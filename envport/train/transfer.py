@@ -18,7 +18,8 @@ mean return over ``episodes`` evaluation episodes. Two equivalence tests (TOST, 
 ``sim_to_sim`` (evaluation backend)
     The SAME 2N policies (N trained on each backend), each evaluated on the JAX translation and
     on the reference: paired TOST on the per-policy mean returns, JAX minus reference. Does a
-    policy behave the same on the translation as on the reference?
+    policy behave the same on the translation as on the reference? Identical policies (the two
+    runs of a seed, when training on both backends is the same computation) count once.
 ``train_backend`` (training backend)
     The N policies trained on the JAX translation against the N trained on the reference, all
     evaluated on the reference: paired TOST on the per-policy mean returns, JAX-trained minus
@@ -75,6 +76,7 @@ from envport.train.ppo import (
     _resolve_config,
     assert_matched,
     hyperparameter_diff,
+    load_params,
     load_run_config,
     run_config,
     train,
@@ -199,6 +201,18 @@ def _ensure_run(name: str, backend: str, seed: int, steps: int | None,
     return {**done, "status": status}
 
 
+def params_digest(run_dir: str | os.PathLike[str]) -> str:
+    """SHA-256 of a run's final parameters (their bytes, leaf by leaf)."""
+    import hashlib
+
+    import jax
+
+    h = hashlib.sha256()
+    for leaf in jax.tree_util.tree_leaves(load_params(run_dir)[1]):
+        h.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
+    return h.hexdigest()
+
+
 def _cell(values: list[float]) -> dict[str, Any]:
     arr = np.asarray(values, np.float64)
     return {"mean": float(arr.mean()), "std": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
@@ -264,8 +278,15 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
             means.setdefault((r["backend"], eval_backend), []).append(r["eval"][eval_backend])
 
     table = {tb: {eb: _cell(means[tb, eb]) for eb in BACKENDS} for tb in BACKENDS}
-    on_jax = [r["eval"]["jax"] for r in runs]
-    on_ref = [r["eval"]["reference"] for r in runs]
+    # sim_to_sim counts each distinct policy once: where training is the same computation on
+    # both backends (Pong), the two runs of a seed hold identical parameters, and counting the
+    # pair twice would shrink the interval with no new information.
+    distinct: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        r["params_sha256"] = params_digest(r["dir"])
+        distinct.setdefault(r["params_sha256"], r)
+    on_jax = [r["eval"]["jax"] for r in distinct.values()]
+    on_ref = [r["eval"]["reference"] for r in distinct.values()]
     tests = {
         "sim_to_sim": {**tost(on_jax, on_ref, margin, alpha, paired=True),
                        "compares": COMPARES["sim_to_sim"], "a": "evaluated on jax",
