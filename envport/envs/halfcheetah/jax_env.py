@@ -66,6 +66,51 @@ def is_bad(*arrays: Array) -> Array:
     return jnp.any(jnp.stack(bad))
 
 
+def _substeps(cm: CheetahModel, frame_skip: int, qpos: Array, qvel: Array, ctrl: Array
+              ) -> tuple[Array, Array, Array]:
+    """``frame_skip`` MuJoCo steps; returns qpos, qvel and the distance moved along x. Works on
+    one environment or on arrays with trailing batch axes (physics.py's layout)."""
+    h = cm.timestep
+
+    def substep(k: Array, carry: tuple[Array, ...]) -> tuple[Array, ...]:
+        qpos, qvel, qacc, dx = carry
+        # MuJoCo warmstarts each solve from the previous step's qacc; the first substep of an
+        # env step starts from qacc_smooth (the state carries no qacc). Only the number of
+        # Newton iterations depends on this: the solution is the unique minimiser.
+        qpos, qvel, qacc = physics.step(cm, qpos, qvel, ctrl, qacc, use_warm=k > 0)
+        # x moves by h * qvel[x] per substep (semi-implicit Euler); summing these avoids the
+        # cancellation of x_after - x_before in float32 once x is large.
+        return qpos, qvel, qacc, dx + h * qvel[cm.x_dof]
+
+    # zeros_like of the state (not jnp.zeros): under shard_map the carry must vary like it.
+    qpos, qvel, _, dx = jax.lax.fori_loop(
+        0, frame_skip, substep, (qpos, qvel, jnp.zeros_like(qvel), jnp.zeros_like(qvel[0])))
+    return qpos, qvel, dx
+
+
+@functools.cache
+def _frames(cm: CheetahModel, frame_skip: int) -> Any:
+    """:func:`_substeps` for one environment, whose batching rule moves vmap's batch axis LAST
+    (physics.py's layout: every per-env scalar a contiguous vector, which XLA's CPU backend
+    vectorises; vmap would put the batch first and leave the scalars strided). Same arithmetic
+    per environment either way."""
+
+    @jax.custom_batching.custom_vmap
+    def frames(qpos: Array, qvel: Array, ctrl: Array) -> tuple[Array, Array, Array]:
+        return _substeps(cm, frame_skip, qpos, qvel, ctrl)
+
+    @frames.def_vmap
+    def frames_vmap(axis_size: int, in_batched: list[bool], qpos: Array, qvel: Array,
+                    ctrl: Array) -> tuple[tuple[Array, Array, Array], tuple[bool, bool, bool]]:
+        args = [jnp.moveaxis(x if batched else jnp.broadcast_to(x, (axis_size, *x.shape)), 0, -1)
+                for x, batched in zip((qpos, qvel, ctrl), in_batched, strict=True)]
+        # Called again (not _substeps) so that an outer vmap moves its axis last too.
+        out = frames(*args)
+        return tuple(jnp.moveaxis(x, -1, 0) for x in out), (True, True, True)
+
+    return frames
+
+
 @functools.cache
 def _jitted_transition(env: HalfCheetah, params: HalfCheetahParams) -> Any:
     return jax.jit(lambda state, action: env._transition(state, action, params))
@@ -130,23 +175,8 @@ class HalfCheetah(Environment[HalfCheetahState, HalfCheetahParams]):
         cm = self.model
         h = cm.timestep
         ctrl = jnp.asarray(action, self.dtype)
-
-        def substep(k: Array, carry: tuple[Array, ...]) -> tuple[Array, ...]:
-            qpos, qvel, qacc, dx = carry
-            # MuJoCo warmstarts each solve from the previous step's qacc; the first substep of
-            # an env step starts from qacc_smooth (the state carries no qacc). Only the number
-            # of Newton iterations depends on this: the solution is the unique minimiser.
-            qpos, qvel, qacc = physics.step(cm, qpos, qvel, ctrl, qacc, use_warm=k > 0)
-            # x moves by h * qvel[x] per substep (semi-implicit Euler); summing these avoids
-            # the cancellation of x_after - x_before in float32 once x is large.
-            return qpos, qvel, qacc, dx + h * qvel[cm.x_dof]
-
-        qvel0 = state.qvel.astype(self.dtype)
-        # zeros_like of the state (not jnp.zeros): under shard_map the carry must vary like it.
-        qpos, qvel, _, dx = jax.lax.fori_loop(
-            0, p.frame_skip, substep,
-            (state.qpos.astype(self.dtype), qvel0, jnp.zeros_like(qvel0),
-             jnp.zeros_like(qvel0[0])))
+        qpos, qvel, dx = _frames(cm, p.frame_skip)(state.qpos.astype(self.dtype),
+                                                  state.qvel.astype(self.dtype), ctrl)
         dt = h * p.frame_skip
         x_velocity = dx / dt
         reward_forward = p.forward_reward_weight * x_velocity

@@ -30,11 +30,22 @@ pyramidal cone gives 4 rows per contact, two of them identical for a planar mode
 row of weight 2), so the constraint system has 6 + 16 * 3 = 54 masked rows.
 The Newton solver minimises MuJoCo's primal cost (see :func:`solve`) to its exact minimiser,
 the point MuJoCo's Newton iterations converge to.
+
+Layout (for speed on CPU): every array has its per-environment shape FIRST and any batch axes
+LAST (``qpos`` is (9,) for one environment, (9, B) for B of them), and the code indexes only the
+leading axes. Called for one environment (under ``jax.vmap`` too) this is ordinary per-env code;
+called on arrays with trailing batch axes (``jax_env`` moves vmap's batch axis there with a
+``custom_vmap`` rule) every per-env scalar is a contiguous (B,) vector, so XLA's CPU backend
+fuses the thousands of scalar operations into loops vectorised across the batch. For the same
+reason there are no matrix products: under vmap a 9 x 9 or 54 x 9 dot becomes one tiny matrix
+product per environment, which XLA's CPU backend runs several times slower than the
+elementwise code here. The constraint Jacobian is used in factored form (:class:`RowJacobian`),
+and the mass matrix and Newton Hessian as their tree-sparse entries (:func:`tree_factor`).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -43,6 +54,57 @@ import numpy as np
 from envport.envs.halfcheetah.model import MJ_MINVAL, CheetahModel
 
 Array = jax.Array
+Vec2 = tuple[Array, Array]  # a planar vector (x, z) as two per-env scalars
+
+
+def bcast(c: np.ndarray, like: Array) -> Array:
+    """A per-env constant (k, ...) shaped to broadcast against ``like`` (k, ..., *batch)."""
+    c = np.asarray(c)
+    return jnp.asarray(c, like.dtype).reshape(c.shape + (1,) * (like.ndim - c.ndim))
+
+
+def take(x: Array, index: np.ndarray | list[int]) -> Array:
+    """x[index] along the leading axis for a static index, as static slices: an index array's
+    dtype would follow the x64 mode it was first converted in, which breaks when float32 and
+    float64 runs share a process."""
+    return jnp.stack([x[int(i)] for i in index])
+
+
+def materialize(x: Any) -> Any:
+    """Compute ``x`` (a pytree) here, as its own arrays (an optimisation barrier).
+
+    XLA's CPU backend fuses cheap elementwise producers into every consumer, duplicating them;
+    across the long chains of scalar operations of this module (the tree passes, the LDL'
+    factor) that recomputed shared values many times over (a step ran ~4x slower and took
+    minutes to compile), so stage results are materialised at their boundaries."""
+    return jax.lax.optimization_barrier(x)
+
+
+def lead_sum(x: Array, axis: int = 0, op: Any = jnp.add) -> Array:
+    """Reduce the per-env ``axis`` by halving (pairwise). XLA's CPU backend reduces over an axis
+    that is not the innermost slowly (with the batch innermost, every per-env reduction is
+    one); as elementwise operations on slices it fuses and vectorises."""
+    while x.shape[axis] > 1:
+        n = x.shape[axis]
+        h = n // 2
+        r = op(jax.lax.slice_in_dim(x, 0, h, axis=axis),
+               jax.lax.slice_in_dim(x, h, 2 * h, axis=axis))
+        if n % 2:
+            r = jnp.concatenate([r, jax.lax.slice_in_dim(x, 2 * h, n, axis=axis)], axis=axis)
+        x = r
+    return jnp.squeeze(x, axis)
+
+
+def vec(v: Vec2) -> Array:
+    return jnp.stack(v)
+
+
+def rot(c: Array, s: Array, v: Vec2 | np.ndarray) -> Vec2:
+    """Rotate the planar vector v by the angle whose cosine and sine are c, s (about +y)."""
+    vx, vz = v
+    if isinstance(vx, np.floating | float):
+        vx, vz = float(vx), float(vz)
+    return c * vx + s * vz, -s * vx + c * vz
 
 
 # ------------------------------------------------------------------------------- kinematics
@@ -60,128 +122,199 @@ class Kinematics(NamedTuple):
     c0: Array           # (2,) subtree centre of mass of the root body
 
 
-def rotate(angle: Array, v: Array) -> Array:
-    """Rotate the planar vector(s) ``v`` (..., 2) by ``angle`` about +y."""
-    c, s = jnp.cos(angle), jnp.sin(angle)
-    return jnp.stack([c * v[..., 0] + s * v[..., 1], -s * v[..., 0] + c * v[..., 1]], axis=-1)
-
-
 def kinematics(cm: CheetahModel, qpos: Array) -> Kinematics:
     """mj_kinematics: body frames from the root down, joints applied in MuJoCo's order."""
-    dt = qpos.dtype
-    xpos = [jnp.zeros(2, dt)]
-    xang = [jnp.zeros((), dt)]
-    anchor: list[Array] = [jnp.zeros(2, dt)] * cm.nv
-    axis: list[Array] = [jnp.zeros(2, dt)] * cm.nv
+    zero = jnp.zeros_like(qpos[0])
     # Joints displace the body from its pose at qpos0 (body_pos/body_quat describe qpos0).
-    q = qpos - jnp.asarray(cm.qpos0, dt)
+    q = [qpos[j] - float(cm.qpos0[j]) for j in range(cm.nv)]
+    xpos: list[Vec2] = [(zero, zero)]
+    xang: list[Array] = [zero]
+    cs: list[tuple[Array, Array]] = [(zero + 1.0, zero)]  # cos, sin of each body angle
+    anchor: list[Vec2] = [(zero, zero)] * cm.nv
+    axis: list[Vec2] = [(zero, zero)] * cm.nv
     for b in range(1, cm.nbody):
         p = cm.body_parent[b]
-        pos = xpos[p] + rotate(xang[p], jnp.asarray(cm.body_pos[b], dt))
-        ang = xang[p] + cm.body_angle[b]
+        ox, oz = rot(*cs[p], cm.body_pos[b])
+        pos = (xpos[p][0] + ox, xpos[p][1] + oz)
+        ang = xang[p] + float(cm.body_angle[b])
+        c, s = jnp.cos(ang), jnp.sin(ang)
         for j in cm.body_dofs[b]:
-            local_anchor = jnp.asarray(cm.dof_anchor[j], dt)
-            anchor[j] = pos + rotate(ang, local_anchor)  # before the joint moves the frame
+            lx, lz = rot(c, s, cm.dof_anchor[j])
+            anchor[j] = (pos[0] + lx, pos[1] + lz)  # before the joint moves the frame
             if cm.dof_is_hinge[j]:
                 # Rotate about the anchor: the anchor stays, the frame origin swings around it.
-                ang = ang + cm.dof_axis[j][0] * q[j]
-                pos = anchor[j] - rotate(ang, local_anchor)
+                ang = ang + float(cm.dof_axis[j][0]) * q[j]
+                c, s = jnp.cos(ang), jnp.sin(ang)
+                lx, lz = rot(c, s, cm.dof_anchor[j])
+                pos = (anchor[j][0] - lx, anchor[j][1] - lz)
             else:
-                axis[j] = rotate(ang, jnp.asarray(cm.dof_axis[j], dt))
+                axis[j] = rot(c, s, cm.dof_axis[j])
                 if j != cm.x_dof:  # the x slide is added back by the caller (see Kinematics)
-                    pos = pos + axis[j] * q[j]
+                    pos = (pos[0] + axis[j][0] * q[j], pos[1] + axis[j][1] * q[j])
         xpos.append(pos)
         xang.append(ang)
-    xpos_a, xang_a = jnp.stack(xpos), jnp.stack(xang)
-    com = xpos_a + rotate(xang_a, jnp.asarray(cm.body_ipos, dt))
-    mass = jnp.asarray(cm.body_mass, dt)
-    c0 = jnp.sum(mass[1:, None] * com[1:], axis=0) / jnp.sum(mass[1:])
-    cap_ang = take(xang_a, cm.cap_body) + jnp.asarray(cm.cap_angle, dt)
-    cap_pos = take(xpos_a, cm.cap_body) + rotate(take(xang_a, cm.cap_body),
-                                                 jnp.asarray(cm.cap_pos, dt))
-    cap_axis = jnp.stack([jnp.sin(cap_ang), jnp.cos(cap_ang)], axis=-1)
-    return Kinematics(q[cm.x_dof], xpos_a, xang_a, com, jnp.stack(anchor), jnp.stack(axis),
-                      cap_pos, cap_axis, c0)
-
-
-def take(x: Array, index: np.ndarray) -> Array:
-    """x[index] for a static index, as static slices: an index array's dtype would follow the
-    x64 mode it was first converted in, which breaks when float32 and float64 runs share a
-    process."""
-    return jnp.stack([x[int(i)] for i in index])
+        cs.append((c, s))
+    com = []
+    for b in range(cm.nbody):
+        ix, iz = rot(*cs[b], cm.body_ipos[b])
+        com.append((xpos[b][0] + ix, xpos[b][1] + iz))
+    mass = [float(m) for m in cm.body_mass]
+    total = sum(mass[1:])
+    c0 = tuple(sum(mass[b] * com[b][k] for b in range(1, cm.nbody)) / total for k in range(2))
+    cap_pos, cap_axis = [], []
+    for k, b in enumerate(cm.cap_body):
+        px, pz = rot(*cs[b], cm.cap_pos[k])
+        cap_pos.append((xpos[b][0] + px, xpos[b][1] + pz))
+        ang = xang[b] + float(cm.cap_angle[k])
+        cap_axis.append((jnp.sin(ang), jnp.cos(ang)))
+    return materialize(Kinematics(
+        q[cm.x_dof], jnp.stack([vec(p) for p in xpos]), jnp.stack(xang),
+        jnp.stack([vec(p) for p in com]), jnp.stack([vec(p) for p in anchor]),
+        jnp.stack([vec(p) for p in axis]), jnp.stack([vec(p) for p in cap_pos]),
+        jnp.stack([vec(p) for p in cap_axis]), vec(c0)))
 
 
 def rotation_matrix(angle: Array) -> Array:
-    """The 3x3 world rotation (MuJoCo's xmat, row-major) of a frame at ``angle`` about y."""
+    """The 3x3 world rotation (MuJoCo's xmat, row-major) of frames at ``angle`` (n,) about y."""
     c, s = jnp.cos(angle), jnp.sin(angle)
     z, o = jnp.zeros_like(c), jnp.ones_like(c)
-    return jnp.stack([c, z, s, z, o, z, -s, z, c], axis=-1).reshape(*jnp.shape(angle), 3, 3)
+    m = jnp.stack([c, z, s, z, o, z, -s, z, c], axis=1)
+    return m.reshape((*angle.shape[:1], 3, 3, *angle.shape[1:]))
 
 
 def to_world(kin: Kinematics, p: Array) -> Array:
-    """Relative planar point(s) (..., 2) -> world 3-D positions (..., 3) (y = 0)."""
-    return jnp.stack([p[..., 0] + kin.x, jnp.zeros_like(p[..., 0]), p[..., 1]], axis=-1)
+    """Relative planar points (n, 2) -> world 3-D positions (n, 3) (y = 0)."""
+    return jnp.stack([p[:, 0] + kin.x, jnp.zeros_like(p[:, 0]), p[:, 1]], axis=1)
 
 
 # ----------------------------------------------------------------- spatial algebra (planar)
 def cdof(cm: CheetahModel, kin: Kinematics) -> Array:
     """(nv, 3) motion subspaces about ``c0`` (MuJoCo's cdof): hinge s*(1, r_z, -r_x) with
     r = c0 - anchor (the velocity at c0 of a unit rotation about the anchor); slide (0, axis)."""
-    r = kin.c0 - kin.anchor
-    sign = jnp.asarray(np.where(cm.dof_is_hinge, cm.dof_axis[:, 0], 0.0), r.dtype)
-    hinge = sign[:, None] * jnp.stack([jnp.ones_like(r[:, 0]), r[:, 1], -r[:, 0]], axis=-1)
-    slide = jnp.concatenate([jnp.zeros_like(r[:, :1]), kin.axis], axis=-1)
-    return jnp.where(jnp.asarray(cm.dof_is_hinge)[:, None], hinge, slide)
+    out = []
+    for j in range(cm.nv):
+        if cm.dof_is_hinge[j]:
+            s = float(cm.dof_axis[j][0])
+            rx, rz = kin.c0[0] - kin.anchor[j, 0], kin.c0[1] - kin.anchor[j, 1]
+            out.append(jnp.stack([jnp.full_like(rx, s), s * rz, -s * rx]))
+        else:
+            ax = kin.anchor[j, 0]
+            out.append(jnp.stack([jnp.zeros_like(ax), kin.axis[j, 0], kin.axis[j, 1]]))
+    return materialize(jnp.stack(out))
 
 
 def cross_motion(v: Array, m: Array) -> Array:
-    """v x m for planar motion vectors (MuJoCo's mju_crossMotion restricted to the plane)."""
-    return jnp.stack([jnp.zeros_like(v[..., 0]),
-                      v[..., 0] * m[..., 2] - v[..., 2] * m[..., 0],
-                      -v[..., 0] * m[..., 1] + v[..., 1] * m[..., 0]], axis=-1)
+    """v x m for planar motion vectors (3,) (MuJoCo's mju_crossMotion restricted to the
+    plane)."""
+    return jnp.stack([jnp.zeros_like(v[0]), v[0] * m[2] - v[2] * m[0],
+                      -v[0] * m[1] + v[1] * m[0]])
 
 
 def cross_force(v: Array, f: Array) -> Array:
-    """v x* f for a planar motion vector and force (MuJoCo's mju_crossForce)."""
-    return jnp.stack([v[..., 2] * f[..., 1] - v[..., 1] * f[..., 2],
-                      v[..., 0] * f[..., 2],
-                      -v[..., 0] * f[..., 1]], axis=-1)
+    """v x* f for a planar motion vector and force (3,) (MuJoCo's mju_crossForce)."""
+    return jnp.stack([v[2] * f[1] - v[1] * f[2], v[0] * f[2], -v[0] * f[1]])
+
+
+def dot3(a: Array, b: Array) -> Array:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+# Symmetric 3x3 spatial matrices (inertias, J'DJ blocks) are stored as their 6 upper entries
+# (00, 01, 02, 11, 12, 22); SYM[r][c] is where entry [r, c] lives.
+SYM = ((0, 1, 2), (1, 3, 4), (2, 4, 5))
+
+
+def sym_matvec(S: Array, v: Array) -> Array:
+    """S v for a symmetric 3x3 matrix in 6-entry form (6,) and a vector (3,)."""
+    return jnp.stack([S[SYM[r][0]] * v[0] + S[SYM[r][1]] * v[1] + S[SYM[r][2]] * v[2]
+                      for r in range(3)])
 
 
 def body_inertia(cm: CheetahModel, kin: Kinematics) -> Array:
-    """(nbody, 3, 3) spatial inertia of each body about c0 (MuJoCo's cinert, planar part)."""
-    dt = kin.com.dtype
-    m = jnp.asarray(cm.body_mass, dt)
-    r = kin.com - kin.c0
-    iyy = jnp.asarray(cm.body_iyy, dt) + m * (r[:, 0] ** 2 + r[:, 1] ** 2)
-    zero = jnp.zeros_like(m)
-    rows = [iyy, m * r[:, 1], -m * r[:, 0],
-            m * r[:, 1], m, zero,
-            -m * r[:, 0], zero, m]
-    return jnp.stack(rows, axis=-1).reshape(-1, 3, 3)
+    """(nbody, 6) spatial inertia of each body about c0 (MuJoCo's cinert, planar part), in the
+    6-entry symmetric form of :data:`SYM`."""
+    out = []
+    for b in range(cm.nbody):
+        m = float(cm.body_mass[b])
+        rx, rz = kin.com[b, 0] - kin.c0[0], kin.com[b, 1] - kin.c0[1]
+        iyy = float(cm.body_iyy[b]) + m * (rx**2 + rz**2)
+        zero = jnp.zeros_like(rx)
+        out.append(jnp.stack([iyy, m * rz, -m * rx, zero + m, zero, zero + m]))
+    return materialize(jnp.stack(out))
+
+
+def subtree_sums(cm: CheetahModel, per_body: dict[int, Array]) -> dict[int, Array]:
+    """Sum body quantities over each body's subtree (leaves first, as mj_crb's composite
+    inertia and mj_rne's backward pass). Bodies absent from ``per_body`` contribute nothing."""
+    total = materialize(dict(per_body))
+    for b in range(cm.nbody - 1, 0, -1):
+        p = cm.body_parent[b]
+        if p > 0 and b in total:
+            total[p] = total[b] if p not in total else total[p] + total[b]
+    return materialize(total)
+
+
+def tree_pairs(cm: CheetahModel) -> list[tuple[int, int]]:
+    """The (i, j) with j = i or an ancestor of i: where a tree-sparse matrix (M, M + J'DJ) can
+    be nonzero in its lower triangle (36 of 81 entries here)."""
+    return [(i, j) for i in range(cm.nv) for j in _path(cm, i)]
+
+
+def crb_entries(cm: CheetahModel, cd: Array, composite: dict[int, Array]
+                ) -> dict[tuple[int, int], Array]:
+    """mj_crb's projection: A[i, j] = cdof_j . (C_body(i) cdof_i) for j on the path from dof i
+    to the root, C the composite (subtree-summed) spatial matrix of dof i's body (absent: 0)."""
+    out = {}
+    for i in range(cm.nv):
+        b = int(cm.dof_body[i])
+        y = sym_matvec(composite[b], cd[i]) if b in composite else None
+        for j in _path(cm, i):
+            out[(i, j)] = dot3(cd[j], y) if y is not None else jnp.zeros_like(cd[i, 0])
+    return materialize(out)
+
+
+def mass_entries(cm: CheetahModel, cd: Array, inert: Array) -> dict[tuple[int, int], Array]:
+    """mj_crb: composite inertias up the tree, M[i, j] = cdof_j . (Ic_body(i) cdof_i) for j on
+    the path from dof i to the root; armature on the diagonal (the trap: it is part of qM).
+    The tree-sparse lower triangle as a dict {(i, j): value}, the form :func:`tree_factor`,
+    :func:`tree_matvec` and the solver use."""
+    out = crb_entries(cm, cd, subtree_sums(cm, {b: inert[b] for b in range(1, cm.nbody)}))
+    for i in range(cm.nv):
+        out[(i, i)] = out[(i, i)] + float(cm.dof_armature[i])
+    return out
+
+
+def dense(cm: CheetahModel, entries: dict[tuple[int, int], Array]) -> Array:
+    """The full symmetric (nv, nv) matrix of tree-sparse lower-triangle ``entries``."""
+    zero = jnp.zeros_like(entries[(0, 0)])
+    return jnp.stack([jnp.stack([entries.get((i, j), entries.get((j, i), zero))
+                                 for j in range(cm.nv)]) for i in range(cm.nv)])
+
+
+def tree_matvec(cm: CheetahModel, entries: dict[tuple[int, int], Array], x: Array) -> Array:
+    """A x (nv,) for a symmetric tree-sparse A given by its lower-triangle ``entries`` (63
+    products instead of 81)."""
+    out: list[Array] = [jnp.zeros_like(x[0])] * cm.nv
+    for (i, j), a in entries.items():
+        out[i] = out[i] + a * x[j]
+        if i != j:
+            out[j] = out[j] + a * x[i]
+    return materialize(jnp.stack(out))
 
 
 def mass_matrix(cm: CheetahModel, kin: Kinematics, cd: Array, inert: Array) -> Array:
-    """mj_crb: composite inertias up the tree, M[i, j] = cdof_j . (Ic_body(i) cdof_i) for j on
-    the path from dof i to the root; armature on the diagonal (the trap: it is part of qM)."""
-    composite = [inert[b] for b in range(cm.nbody)]
-    for b in range(cm.nbody - 1, 0, -1):
-        p = cm.body_parent[b]
-        if p > 0:
-            composite[p] = composite[p] + composite[b]
-    ic = jnp.stack([composite[b] for b in cm.dof_body])         # (nv, 3, 3)
-    force = jnp.einsum("ikl,il->ik", ic, cd)                     # Ic_body(i) cdof_i
-    lower = jnp.where(jnp.asarray(cm.dof_ancestor), force @ cd.T, 0.0)  # [i, j], j above i
-    full = lower + lower.T - jnp.diag(jnp.diag(lower))
-    return full + jnp.diag(jnp.asarray(cm.dof_armature, full.dtype))
+    """qM as a dense (nv, nv) matrix (what mj_fullM returns); see :func:`mass_entries`."""
+    return dense(cm, mass_entries(cm, cd, inert))
 
 
 def bias_force(cm: CheetahModel, kin: Kinematics, cd: Array, inert: Array,
                qvel: Array) -> Array:
     """mj_rne with flg_acc=0: Coriolis, centrifugal and gravity forces (qfrc_bias)."""
-    dt = qvel.dtype
-    cvel = [jnp.zeros(3, dt)]
-    cacc = [jnp.concatenate([jnp.zeros(1, dt), -jnp.asarray(cm.gravity, dt)])]  # -gravity
+    zero = jnp.zeros_like(cd[0])
+    cvel = [zero]
+    g = cm.gravity
+    qvel = materialize(qvel)
+    cacc = [jnp.stack([zero[0], zero[1] - float(g[0]), zero[2] - float(g[1])])]  # -gravity
     for b in range(1, cm.nbody):
         p = cm.body_parent[b]
         v, a = cvel[p], cacc[p]
@@ -191,38 +324,33 @@ def bias_force(cm: CheetahModel, kin: Kinematics, cd: Array, inert: Array,
             v = v + cd[j] * qvel[j]
         cvel.append(v)
         cacc.append(a)
-    frc = [jnp.zeros(3, dt)] + [
-        inert[b] @ cacc[b] + cross_force(cvel[b], inert[b] @ cvel[b])
-        for b in range(1, cm.nbody)]
-    for b in range(cm.nbody - 1, 0, -1):
-        p = cm.body_parent[b]
-        if p > 0:
-            frc[p] = frc[p] + frc[b]
-    body_frc = jnp.stack([frc[b] for b in cm.dof_body])
-    return jnp.sum(cd * body_frc, axis=-1)
+    frc = subtree_sums(cm, {
+        b: sym_matvec(inert[b], cacc[b]) + cross_force(cvel[b], sym_matvec(inert[b], cvel[b]))
+        for b in range(1, cm.nbody)})
+    return jnp.stack([dot3(cd[j], frc[int(cm.dof_body[j])]) for j in range(cm.nv)])
 
 
 def passive_force(cm: CheetahModel, qpos: Array, qvel: Array) -> Array:
     """mj_passive: joint springs -k (q - q_spring) and dampers -b qdot."""
-    dt = qpos.dtype
-    spring = -jnp.asarray(cm.dof_stiffness, dt) * (qpos - jnp.asarray(cm.dof_springref, dt))
-    return spring - jnp.asarray(cm.dof_damping, dt) * qvel
+    spring = -bcast(cm.dof_stiffness, qpos) * (qpos - bcast(cm.dof_springref, qpos))
+    return spring - bcast(cm.dof_damping, qvel) * qvel
 
 
 def clamp_ctrl(cm: CheetahModel, ctrl: Array) -> Array:
     """MuJoCo clamps ctrl to ctrlrange before use (it never writes the clamped value back)."""
     lo = np.where(cm.act_ctrllimited, cm.act_ctrlrange[:, 0], -np.inf)
     hi = np.where(cm.act_ctrllimited, cm.act_ctrlrange[:, 1], np.inf)
-    return jnp.clip(ctrl, jnp.asarray(lo, ctrl.dtype), jnp.asarray(hi, ctrl.dtype))
+    return jnp.clip(ctrl, bcast(lo, ctrl), bcast(hi, ctrl))
 
 
 def actuator_force(cm: CheetahModel, ctrl: Array) -> Array:
     """mj_fwdActuation for motors: force = gain * clamp(ctrl), qfrc = gear * force."""
-    dt = ctrl.dtype
-    force = jnp.asarray(cm.act_gain, dt) * clamp_ctrl(cm, ctrl)
-    scatter = np.zeros((cm.nv, cm.nu))  # gear-weighted map from actuators to dofs (static)
-    scatter[cm.act_dof, np.arange(cm.nu)] = cm.act_gear
-    return jnp.asarray(scatter, dt) @ force
+    force = bcast(cm.act_gain, ctrl) * clamp_ctrl(cm, ctrl)
+    qfrc: list[Array] = [jnp.zeros_like(ctrl[0])] * cm.nv
+    for k in range(cm.nu):
+        j = int(cm.act_dof[k])
+        qfrc[j] = qfrc[j] + float(cm.act_gear[k]) * force[k]
+    return jnp.stack(qfrc)
 
 
 # --------------------------------------------------------------------------------- contacts
@@ -239,45 +367,142 @@ class Contacts(NamedTuple):
 
 def contacts(cm: CheetahModel, kin: Kinematics) -> Contacts:
     """mjc_PlaneCapsule: a plane-sphere test at each end of every capsule."""
-    dt = kin.cap_pos.dtype
-    seg = kin.cap_axis * jnp.asarray(cm.cap_halflen, dt)[:, None]
-    ends = jnp.stack([kin.cap_pos + seg, kin.cap_pos - seg], axis=1).reshape(-1, 2)
-    radius = jnp.asarray(np.repeat(cm.cap_radius, 2), dt)
-    n = jnp.asarray(cm.floor_normal, dt)
-    p0 = jnp.asarray(cm.floor_pos, dt) - jnp.stack([kin.x, jnp.zeros_like(kin.x)])
-    dist = (ends - p0) @ n - radius
-    pos = ends - n * (dist / 2 + radius)[:, None]
-    axis = jnp.repeat(kin.cap_axis, 2, axis=0)
-    # mju_makeFrame: y axis = capsule axis orthogonalised against the normal, normalised.
-    t = axis - (axis @ n)[:, None] * n
-    t = t / jnp.linalg.norm(t, axis=-1, keepdims=True)
+    nx, nz = (float(v) for v in cm.floor_normal)
+    # The floor's origin relative to the x slide.
+    p0x, p0z = float(cm.floor_pos[0]) - kin.x, float(cm.floor_pos[1])
+    dist, pos, tangent = [], [], []
+    for k in range(cm.ncap):
+        ax, az = kin.cap_axis[k, 0], kin.cap_axis[k, 1]
+        half, radius = float(cm.cap_halflen[k]), float(cm.cap_radius[k])
+        # mju_makeFrame: y axis = capsule axis orthogonalised against the normal, normalised.
+        an = ax * nx + az * nz
+        tx, tz = ax - an * nx, az - an * nz
+        norm = jnp.sqrt(tx * tx + tz * tz)
+        for sign in (1.0, -1.0):
+            ex = kin.cap_pos[k, 0] + sign * half * ax
+            ez = kin.cap_pos[k, 1] + sign * half * az
+            d = (ex - p0x) * nx + (ez - p0z) * nz - radius
+            dist.append(d)
+            pos.append(jnp.stack([ex - nx * (d / 2 + radius), ez - nz * (d / 2 + radius)]))
+            tangent.append(jnp.stack([tx / norm, tz / norm]))
+    dist_a, pos_a = jnp.stack(dist), jnp.stack(pos)
     # Detected when dist <= margin, a constraint unless excluded for dist >= includemargin.
-    include = jnp.asarray(np.repeat(np.minimum(cm.cap_includemargin, cm.cap_margin), 2), dt)
-    active = dist < include
-    return Contacts(dist, pos, jnp.broadcast_to(n, pos.shape), t, active,
-                    np.repeat(cm.cap_body, 2))
-
-
-def point_jacobian(cm: CheetahModel, kin: Kinematics, cd: Array, body: np.ndarray,
-                   point: Array) -> Array:
-    """(n, 2, nv) translational Jacobians (x, z rows) of points fixed to ``body`` (mj_jac)."""
-    r = point - kin.c0                                   # (n, 2)
-    # velocity at the point = v(c0) + omega y x r = v + omega (r_z, -r_x)
-    jx = cd[None, :, 1] + cd[None, :, 0] * r[:, 1:2]
-    jz = cd[None, :, 2] - cd[None, :, 0] * r[:, 0:1]
-    on_path = jnp.asarray(np.stack([cm.dof_ancestor[_last_dof(cm, b)] for b in body]))
-    return jnp.where(on_path[:, None, :], jnp.stack([jx, jz], axis=1), 0.0)
-
-
-def _last_dof(cm: CheetahModel, body: int) -> int:
-    """The deepest dof moving ``body``: its ancestor row is the body's kinematic path."""
-    b = int(body)
-    while not cm.body_dofs[b]:
-        b = cm.body_parent[b]
-    return cm.body_dofs[b][-1]
+    include = np.repeat(np.minimum(cm.cap_includemargin, cm.cap_margin), 2)
+    active = dist_a < bcast(include, dist_a)
+    normal = jnp.broadcast_to(bcast(np.tile(cm.floor_normal, (cm.ncon, 1)), pos_a), pos_a.shape)
+    dist_a, pos_a, tangent_a, active = materialize((dist_a, pos_a, jnp.stack(tangent), active))
+    return Contacts(dist_a, pos_a, normal, tangent_a, active, np.repeat(cm.cap_body, 2))
 
 
 # ------------------------------------------------------------------------------ constraints
+ROWS_PER_CONTACT = 3
+
+
+class RowJacobian(NamedTuple):
+    """The constraint Jacobian J (nefc, nv) in factored form: what the solver multiplies with.
+
+    A limit row is +-1 on its dof. Contact c's rows are n.Jp + f0 t.Jp, n.Jp - f0 t.Jp and n.Jp
+    (see :class:`Constraints`), Jp (2, nv) the Jacobian of the contact point (mj_jac): Jp x is
+    the velocity of the point when the dofs move at x, i.e. V_lin + V_ang (r_z, -r_x) with
+    V = sum of cdof_j x_j over the dofs on the body's path to the root and r = point - c0. So
+    J x is one pass down the tree (:func:`jac_mul`), J'f one pass up with the row forces turned
+    into spatial forces about c0 (:func:`jac_t_mul`), and J'DJ is, per body, a 3x3 spatial
+    matrix summed over subtrees and projected like mj_crb's composite inertia
+    (:func:`constraint_hessian`): a few hundred operations on scalars instead of products with a
+    dense 54 x 9 matrix (mostly zeros: a contact moves only the dofs above its body). The dense
+    J of :class:`Constraints` is this one applied to the unit vectors, so the stage checks
+    against MuJoCo's efc_J check this form."""
+
+    cd: Array          # (nv, 3) cdof
+    lever: Array       # (ncon, 2) u = (r_z, -r_x): the point's velocity per unit rotation
+    normal: Array      # (ncon, 2)
+    tangent: Array     # (ncon, 2)
+    limit_sign: Array  # (nlimit,) +1 at the lower limit (J = +1), -1 at the upper
+
+
+def _contact_body(cm: CheetahModel) -> np.ndarray:
+    return np.repeat(cm.cap_body, 2)
+
+
+def _friction0(cm: CheetahModel) -> list[float]:
+    """The first friction coefficient of each contact (the pyramid's f0)."""
+    return [float(f) for f in np.repeat(cm.cap_friction[:, 0], 2)]
+
+
+def _per_body(cm: CheetahModel, per_contact: list[Array]) -> dict[int, Array]:
+    """Sum a per-contact quantity over each body's contacts (static groups)."""
+    body = _contact_body(cm)
+    out: dict[int, Array] = {}
+    for c, b in enumerate(body):
+        out[int(b)] = per_contact[c] if int(b) not in out else out[int(b)] + per_contact[c]
+    return out
+
+
+def jac_mul(cm: CheetahModel, jac: RowJacobian, x: Array) -> Array:
+    """J x (nefc,): limit rows, then three rows per contact."""
+    vel: list[Array | None] = [None] * cm.nbody         # V of each body (None: the world)
+    for b in range(1, cm.nbody):
+        v = vel[cm.body_parent[b]]
+        for j in cm.body_dofs[b]:
+            v = jac.cd[j] * x[j] if v is None else v + jac.cd[j] * x[j]
+        vel[b] = v
+    vel = materialize(vel)
+    rows = [jac.limit_sign[k] * x[int(j)] for k, j in enumerate(cm.limit_dof)]
+    for c, (b, f0) in enumerate(zip(_contact_body(cm), _friction0(cm), strict=True)):
+        V = vel[int(b)]
+        vx = V[1] + V[0] * jac.lever[c, 0]              # velocity of the contact point
+        vz = V[2] + V[0] * jac.lever[c, 1]
+        vn = jac.normal[c, 0] * vx + jac.normal[c, 1] * vz
+        vt = f0 * (jac.tangent[c, 0] * vx + jac.tangent[c, 1] * vz)
+        rows += [vn + vt, vn - vt, vn]
+    return materialize(jnp.stack(rows))
+
+
+def jac_t_mul(cm: CheetahModel, jac: RowJacobian, f: Array) -> Array:
+    """J' f (nv,) for row forces f (nefc,) (a weight-2 row's force counted twice by the caller)."""
+    nl, k = cm.nlimit, ROWS_PER_CONTACT
+    spatial = []
+    for c, f0 in enumerate(_friction0(cm)):
+        fa, fb, fc = f[nl + k * c], f[nl + k * c + 1], f[nl + k * c + 2]
+        fn, ft = fa + fb + fc, f0 * (fa - fb)
+        px = jac.normal[c, 0] * fn + jac.tangent[c, 0] * ft     # force at the point
+        pz = jac.normal[c, 1] * fn + jac.tangent[c, 1] * ft
+        # As a spatial force about c0: torque u . P (the power of a unit rotation), then P.
+        spatial.append(jnp.stack([jac.lever[c, 0] * px + jac.lever[c, 1] * pz, px, pz]))
+    total = subtree_sums(cm, _per_body(cm, spatial))
+    qfrc = [dot3(jac.cd[j], total[int(cm.dof_body[j])]) for j in range(cm.nv)]
+    for n, j in enumerate(cm.limit_dof):
+        qfrc[int(j)] = qfrc[int(j)] + jac.limit_sign[n] * f[n]
+    return materialize(jnp.stack(qfrc))
+
+
+def constraint_hessian(cm: CheetahModel, jac: RowJacobian, d: Array
+                       ) -> dict[tuple[int, int], Array]:
+    """J' diag(d) J (tree-sparse lower-triangle entries) for row weights d (nefc,).
+
+    Per contact, sum_rows d_k J_k'J_k = Jp' K Jp with K = (d0 + d1 + d2) nn' +
+    f0 (d0 - d1)(nt' + tn') + f0^2 (d0 + d1) tt' (2 x 2); with Jp = S(u) [cdof_j] and
+    S(u) = [u | I] that is cdof_i' (S'KS) cdof_j, S'KS = [[u'Ku, (Ku)'], [Ku, K]]: a spatial
+    matrix of the contact's body, summed over subtrees and projected like mj_crb."""
+    nl, k = cm.nlimit, ROWS_PER_CONTACT
+    spatial = []
+    for c, f0 in enumerate(_friction0(cm)):
+        da, db, dc = d[nl + k * c], d[nl + k * c + 1], d[nl + k * c + 2]
+        kn, knt, kt = da + db + dc, f0 * (da - db), f0 * f0 * (da + db)
+        nx, nz = jac.normal[c, 0], jac.normal[c, 1]
+        tx, tz = jac.tangent[c, 0], jac.tangent[c, 1]
+        kxx = kn * nx * nx + 2 * knt * nx * tx + kt * tx * tx
+        kxz = kn * nx * nz + knt * (nx * tz + tx * nz) + kt * tx * tz
+        kzz = kn * nz * nz + 2 * knt * nz * tz + kt * tz * tz
+        ux, uz = jac.lever[c, 0], jac.lever[c, 1]
+        kux, kuz = kxx * ux + kxz * uz, kxz * ux + kzz * uz
+        spatial.append(jnp.stack([ux * kux + uz * kuz, kux, kuz, kxx, kxz, kzz]))
+    out = crb_entries(cm, jac.cd, subtree_sums(cm, _per_body(cm, spatial)))
+    for n, j in enumerate(cm.limit_dof):
+        out[(int(j), int(j))] = out[(int(j), int(j))] + d[n]   # (+-1)^2 d
+    return out
+
+
 class Constraints(NamedTuple):
     """MuJoCo's efc_* arrays for all potential rows: one row per limited joint, then three rows
     per contact. MuJoCo's pyramid has four rows per contact, J_n +- f0 J_t1 and J_n +- f1 J_t2,
@@ -285,7 +510,7 @@ class Constraints(NamedTuple):
     J_n, with equal R and aref: they are kept here as ONE row of weight 2 (same cost, force and
     Hessian, a quarter fewer rows)."""
 
-    J: Array        # (nefc, nv)
+    J: Array        # (nefc, nv) dense (for the stage checks; the solver uses ``jac``)
     pos: Array      # (nefc,) efc_pos (distance)
     margin: Array   # (nefc,)
     mask: Array     # (nefc,) bool: the row exists in MuJoCo's efc (limit or contact active)
@@ -294,25 +519,30 @@ class Constraints(NamedTuple):
     weight: np.ndarray  # (nefc,) how many identical MuJoCo rows the row stands for (static)
     aref: Array     # (nefc,) reference acceleration
     imp: Array      # (nefc,) impedance
+    jac: RowJacobian  # J in factored form
 
 
-ROWS_PER_CONTACT = 3
-
-
-def impedance(solimp: Array, pos: Array, margin: Array) -> Array:
-    """MuJoCo's getimpedance: sigmoid from d0 to dwidth over |pos - margin| in [0, width]."""
-    d0, dmax, width, mid, power = (solimp[..., k] for k in range(5))
-    x = jnp.abs(pos - margin) / jnp.where(width > 0, width, 1.0)
+def impedance(solimp: np.ndarray, pos: Array, margin: Array) -> Array:
+    """MuJoCo's getimpedance: sigmoid from d0 to dwidth over |pos - margin| in [0, width],
+    for per-row constants ``solimp`` (nefc, 5)."""
+    d0, dmax, width, mid, power = (solimp[:, k] for k in range(5))
+    x = jnp.abs(pos - margin) / bcast(np.where(width > 0, width, 1.0), pos)
     xc = jnp.clip(x, 0.0, 1.0)
-    # y = a x^p below the midpoint, 1 - b (1-x)^p above; p = 2 by default.
+    # y = a x^p below the midpoint, 1 - b (1-x)^p above; p = 2 by default (an integer power is
+    # computed by multiplication, as exact as C's pow).
     a = 1.0 / mid ** (power - 1)
     b = 1.0 / (1.0 - mid) ** (power - 1)
-    y = jnp.where(xc <= mid, a * xc ** power, 1.0 - b * (1.0 - xc) ** power)
-    y = jnp.where(power == 1, xc, y)
+    if np.all(power == power[0]) and float(power[0]).is_integer():
+        p = int(power[0])
+        lo, hi = xc ** p, (1.0 - xc) ** p
+    else:
+        lo, hi = xc ** bcast(power, xc), (1.0 - xc) ** bcast(power, xc)
+    y = jnp.where(xc <= bcast(mid, xc), bcast(a, xc) * lo, 1.0 - bcast(b, xc) * hi)
+    y = jnp.where(bcast(power == 1, xc), xc, y)
     y = jnp.where(x >= 1, 1.0, jnp.where(x <= 0, 0.0, y))
-    imp = d0 + y * (dmax - d0)
+    imp = bcast(d0, y) + y * bcast(dmax - d0, y)
     flat = (d0 == dmax) | (width <= MJ_MINVAL)
-    return jnp.where(flat, 0.5 * (d0 + dmax), imp)
+    return jnp.where(bcast(flat, imp), bcast(0.5 * (d0 + dmax), imp), imp)
 
 
 def _row_constants(cm: CheetahModel) -> dict[str, np.ndarray]:
@@ -343,48 +573,47 @@ def _row_constants(cm: CheetahModel) -> dict[str, np.ndarray]:
 def constraints(cm: CheetahModel, kin: Kinematics, cd: Array, con: Contacts,
                 qpos: Array, qvel: Array) -> Constraints:
     """mj_makeConstraint + mj_makeImpedance + mj_referenceConstraint for the fixed rows."""
-    dt = qpos.dtype
     rc = _row_constants(cm)
-    nc, nv, k = cm.ncon, cm.nv, ROWS_PER_CONTACT
+    k = ROWS_PER_CONTACT
     # Joint limits (mj_instantiateLimit): lower dist = q - lo (J = +1), upper hi - q (J = -1).
     q = take(qpos, cm.limit_dof)
-    lo_dist = q - jnp.asarray(cm.limit_lo, dt)
-    hi_dist = jnp.asarray(cm.limit_hi, dt) - q
-    lmargin = jnp.asarray(cm.limit_margin, dt)
+    lo_dist = q - bcast(cm.limit_lo, q)
+    hi_dist = bcast(cm.limit_hi, q) - q
+    lmargin = jnp.broadcast_to(bcast(cm.limit_margin, q), q.shape)
     lower = lo_dist < lmargin
     lim_pos = jnp.where(lower, lo_dist, hi_dist)
     lim_mask = lower | (hi_dist < lmargin)
-    onehot = jnp.asarray(np.eye(nv)[cm.limit_dof], dt)
-    lim_J = jnp.where(lower, 1.0, -1.0).astype(dt)[:, None] * onehot
     # Contacts (mj_instantiateContact): frame rows of the point Jacobian, pyramid edges.
-    jac = point_jacobian(cm, kin, cd, con.body, con.pos)                    # (nc, 2, nv)
-    jn = jnp.einsum("ck,ckv->cv", con.normal, jac)
-    jt = jnp.einsum("ck,ckv->cv", con.tangent, jac)
-    f0 = jnp.asarray(rc["friction"][:, 0], dt)[:, None]
-    con_J = jnp.stack([jn + f0 * jt, jn - f0 * jt, jn], axis=1).reshape(k * nc, nv)
-    J = jnp.concatenate([lim_J, con_J])
-    pos = jnp.concatenate([lim_pos, jnp.repeat(con.dist, k)])
-    margin = jnp.concatenate([lmargin, jnp.asarray(
-        np.repeat(np.repeat(cm.cap_includemargin, 2), k), dt)])
-    mask = jnp.concatenate([lim_mask, jnp.repeat(con.active, k)])
-    imp = impedance(jnp.asarray(rc["solimp"], dt), pos, margin)
-    diag = jnp.asarray(rc["diagA"], dt)
-    r0 = jnp.maximum(MJ_MINVAL, (1 - imp) * diag / imp)
-    R = r0 * jnp.asarray(rc["pyramid_scale"], dt)
+    rx, rz = con.pos[:, 0] - kin.c0[0], con.pos[:, 1] - kin.c0[1]
+    jac = RowJacobian(cd, jnp.stack([rz, -rx], axis=1), con.normal, con.tangent,
+                      jnp.where(lower, 1.0, -1.0).astype(q.dtype))
+    eye = np.eye(cm.nv)
+    J = jnp.stack([jac_mul(cm, jac, jnp.asarray(eye[j], q.dtype)) for j in range(cm.nv)], axis=1)
+    pos = jnp.concatenate([lim_pos, jnp.repeat(con.dist, k, axis=0)])
+    margin = bcast(np.concatenate([cm.limit_margin,
+                                   np.repeat(np.repeat(cm.cap_includemargin, 2), k)]), pos)
+    mask = jnp.concatenate([lim_mask, jnp.repeat(con.active, k, axis=0)])
+    imp = impedance(rc["solimp"], pos, margin)
+    r0 = jnp.maximum(MJ_MINVAL, (1 - imp) * bcast(rc["diagA"], imp) / imp)
+    R = r0 * bcast(rc["pyramid_scale"], r0)
     D = jnp.where(mask, 1.0 / R, 0.0)
-    vel = J @ qvel
-    aref = -jnp.asarray(rc["B"], dt) * vel - jnp.asarray(rc["K"], dt) * imp * (pos - margin)
-    return Constraints(J, pos, margin, mask, R, D, rc["weight"], aref, imp)
+    vel = jac_mul(cm, jac, qvel)
+    aref = -bcast(rc["B"], vel) * vel - bcast(rc["K"], imp) * imp * (pos - margin)
+    pos, mask, R, D, aref, imp, jac = materialize((pos, mask, R, D, aref, imp, jac))
+    return Constraints(J, pos, jnp.broadcast_to(margin, pos.shape), mask, R, D, rc["weight"],
+                       aref, imp, jac)
 
 
 # ------------------------------------------------------------------ tree-sparse LDL' (MuJoCo)
-def tree_factor(cm: CheetahModel, A: Array) -> tuple[dict[tuple[int, int], Array], Array]:
+def tree_factor(cm: CheetahModel, A: Array | dict[tuple[int, int], Array]
+                ) -> tuple[dict[tuple[int, int], Array], Array]:
     """mj_factorI: A = L' D L for a matrix with the dof tree's sparsity (M, M + J'DJ, M + hB:
     a contact or limit couples only the dofs on one path to the root). Eliminating from the
     leaves up creates no fill-in, so the factor costs ~100 multiply-adds on scalars, which
     vectorise across a vmapped batch (a LAPACK call per matrix does not).
+    ``A`` is a dense matrix or its lower-triangle entries {(i, j): value} (:func:`tree_pairs`).
     Returns the strictly-lower entries L[(k, i)] and 1 / D."""
-    a = {(i, j): A[i, j] for i in range(cm.nv) for j in _path(cm, i)}
+    a = dict(A) if isinstance(A, dict) else {(i, j): A[i, j] for i, j in tree_pairs(cm)}
     inv_d = [None] * cm.nv
     for k in range(cm.nv - 1, -1, -1):
         inv_d[k] = 1.0 / a[(k, k)]
@@ -394,6 +623,7 @@ def tree_factor(cm: CheetahModel, A: Array) -> tuple[dict[tuple[int, int], Array
                 a[(i, j)] = a[(i, j)] - tmp * a[(k, j)]
         for i in _path(cm, k)[1:]:
             a[(k, i)] = a[(k, i)] * inv_d[k]
+        a, inv_d[k] = materialize((a, inv_d[k]))
     lower = {(k, i): a[(k, i)] for k in range(cm.nv) for i in _path(cm, k)[1:]}
     return lower, jnp.stack(inv_d)
 
@@ -406,11 +636,11 @@ def tree_solve(cm: CheetahModel, factor: tuple[dict[tuple[int, int], Array], Arr
     for k in range(cm.nv - 1, -1, -1):      # x <- L^-T x
         for i in _path(cm, k)[1:]:
             x[i] = x[i] - lower[(k, i)] * x[k]
-    x = [x[i] * inv_d[i] for i in range(cm.nv)]  # x <- D^-1 x
+    x = materialize([x[i] * inv_d[i] for i in range(cm.nv)])  # x <- D^-1 x
     for k in range(cm.nv):                  # x <- L^-1 x
         for i in _path(cm, k)[1:]:
             x[k] = x[k] - lower[(k, i)] * x[i]
-    return jnp.stack(x)
+    return materialize(jnp.stack(x))
 
 
 def _path(cm: CheetahModel, i: int) -> list[int]:
@@ -435,8 +665,9 @@ class Solution(NamedTuple):
 _BACKTRACK = tuple(0.5**k for k in range(13))
 
 
-def solve(cm: CheetahModel, M: Array, qfrc_smooth: Array, efc: Constraints,
-          qacc_init: Array, max_iter: int = 20, polish: bool = True) -> Solution:
+def solve(cm: CheetahModel, M: dict[tuple[int, int], Array], qfrc_smooth: Array,
+          efc: Constraints, qacc_init: Array, max_iter: int = 20, polish: bool = True
+          ) -> Solution:
     """mj_solNewton's problem: minimise over qacc
 
         cost(a) = 1/2 (a - a0)'M(a - a0) + sum_rows w D/2 min(0, J a - aref)^2,
@@ -450,49 +681,72 @@ def solve(cm: CheetahModel, M: Array, qfrc_smooth: Array, efc: Constraints,
     within a tolerance). ``polish`` then takes one more Newton step on the final active set: zero
     in exact arithmetic, in float32 it removes most of the error of the last ill-conditioned
     solve (iterative refinement). The gradient is MuJoCo's Ma - qfrc_smooth - qfrc_constraint.
+
+    ``M`` is the mass matrix's tree-sparse entries (:func:`mass_entries`); products with J use
+    its factored form (:class:`RowJacobian`). With trailing batch axes (see the module
+    docstring) each environment iterates until it converges, as under ``vmap``: the loop runs
+    while any has not, and the others keep their result.
     """
-    J, aref = efc.J, efc.aref
-    Dw = efc.D * jnp.asarray(efc.weight, efc.D.dtype)
+    jac, aref = efc.jac, efc.aref
+    Dw = efc.D * bcast(efc.weight, efc.D)
 
     def residual(a: Array) -> Array:
-        return J @ a - aref
+        return jac_mul(cm, jac, a) - aref
 
     def active_of(jar: Array) -> Array:
         return (jar < 0) & (Dw > 0)
 
     def cost(a: Array, jar: Array) -> Array:
-        gauss = 0.5 * (M @ a - 2 * qfrc_smooth) @ a  # (a - a0)'M(a - a0)/2 up to a constant
-        return gauss + 0.5 * jnp.sum(Dw * jnp.minimum(jar, 0.0) ** 2)
+        # (a - a0)'M(a - a0)/2 up to a constant
+        gauss = 0.5 * lead_sum((tree_matvec(cm, M, a) - 2 * qfrc_smooth) * a)
+        return gauss + 0.5 * lead_sum(Dw * jnp.minimum(jar, 0.0) ** 2)
 
-    def newton_step(a: Array, act: Array, jar: Array) -> Array:
+    def newton_step(a: Array, act: Array, jar: Array) -> tuple[Array, Array]:
+        """The Newton step v and the smooth part of the gradient, Ma - qfrc_smooth."""
         Dact = jnp.where(act, Dw, 0.0)
-        grad = M @ a - qfrc_smooth + J.T @ (Dact * jar)
-        H = M + (J.T * Dact) @ J
-        return -tree_solve(cm, tree_factor(cm, H), grad)
+        grad_smooth = tree_matvec(cm, M, a) - qfrc_smooth
+        grad = grad_smooth + jac_t_mul(cm, jac, Dact * jar)
+        JDJ = constraint_hessian(cm, jac, Dact)
+        H = {ij: M[ij] + JDJ[ij] for ij in M}
+        return -tree_solve(cm, tree_factor(cm, H), grad), grad_smooth
 
     def body(carry: tuple) -> tuple:
         a, jar, act, c, it, _done = carry
-        v = newton_step(a, act, jar)
-        Jv = J @ v
-        # cost(a + t v) for every trial t at once (cheap: the rows are already projected).
-        t = jnp.asarray(_BACKTRACK, a.dtype)
-        jar_t = jar[None, :] + t[:, None] * Jv[None, :]
-        vMv, vg = v @ (M @ v), v @ (M @ a - qfrc_smooth)
-        c_t = (c + t * vg + 0.5 * t**2 * vMv
-               + 0.5 * jnp.sum(Dw * (jnp.minimum(jar_t, 0.0) ** 2
-                                     - jnp.minimum(jar, 0.0) ** 2), axis=1))
-        better = c_t < c
-        k = jnp.argmax(better)  # the longest step that lowers the cost
-        ok = better[k]
-        step = jnp.where(ok, t[k], 0.0)
+        v, grad_smooth = newton_step(a, act, jar)
+        Jv = jac_mul(cm, jac, v)
+        vMv = lead_sum(v * tree_matvec(cm, M, v))
+        vg = lead_sum(v * grad_smooth)
+        hinge0 = jnp.minimum(jar, 0.0) ** 2
+        run = running(carry)
+
+        def trial(search: tuple) -> tuple:
+            # cost(a + t v), cheap: the rows are already projected. The step lengths are tried
+            # longest first until every (running) environment has one that lowers its cost:
+            # usually the full step, so the other trials are rarely computed for anyone.
+            k, step, c_best, found = search
+            t = jnp.asarray(_BACKTRACK, c.dtype)[k]
+            c_t = (c + t * vg + 0.5 * t**2 * vMv
+                   + 0.5 * lead_sum(Dw * (jnp.minimum(jar + t * Jv, 0.0) ** 2 - hinge0)))
+            better = (c_t < c) & ~found
+            return (k + 1, jnp.where(better, t, step), jnp.where(better, c_t, c_best),
+                    found | better)
+
+        # The longest step that lowers the cost (0 if none), and its cost.
+        _, step, c_new, _ = jax.lax.while_loop(
+            lambda search: (search[0] < len(_BACKTRACK)) & jnp.any(run & ~search[3]), trial,
+            (jnp.zeros((), jnp.int32), jnp.zeros_like(c), c, jnp.zeros_like(run)))
+        ok = step > 0
         a_new = a + step * v
         jar_new = jar + step * Jv
         act_new = active_of(jar_new)
         # Converged: a full step that left the active set unchanged, or no step lowers the cost.
-        done = ((step == 1.0) & jnp.all(act_new == act)) | ~ok
-        return a_new, jar_new, act_new, jnp.where(ok, c_t[k], c), it + 1, done
+        same = lead_sum(act_new == act, op=jnp.logical_and)
+        done_new = ((step == 1.0) & same) | ~ok
+        # Environments that had stopped keep their values (what vmap of a while loop does).
+        new = (a_new, jar_new, act_new, c_new, it + 1, done_new)
+        return tuple(jnp.where(run, n, o) for n, o in zip(new, carry, strict=True))
 
-    def cond(carry: tuple) -> Array:
+    def running(carry: tuple) -> Array:
         return (~carry[5]) & (carry[4] < max_iter)
 
     jar0 = residual(qacc_init)
@@ -500,26 +754,28 @@ def solve(cm: CheetahModel, M: Array, qfrc_smooth: Array, efc: Constraints,
     init = (qacc_init, jar0, active_of(jar0), cost(qacc_init, jar0),
             jnp.zeros_like(qacc_init[0], dtype=jnp.int32),
             jnp.zeros_like(qacc_init[0], dtype=bool))
-    a, jar, act, _c, it, _done = jax.lax.while_loop(cond, body, init)
+    a, jar, act, _c, it, _done = jax.lax.while_loop(lambda c: jnp.any(running(c)), body, init)
     if polish:
-        a = a + newton_step(a, act, jar)
+        a = a + newton_step(a, act, jar)[0]
         jar = residual(a)
     force = jnp.where(act, -efc.D * jar, 0.0)  # per MuJoCo row (unweighted)
     return Solution(a, force, act, it)
 
 
-def warmstart(M: Array, qfrc_smooth: Array, efc: Constraints, qacc_smooth: Array,
-              qacc_warm: Array, use_warm: Array | bool = True) -> Array:
+def warmstart(cm: CheetahModel, M: dict[tuple[int, int], Array], qfrc_smooth: Array,
+              efc: Constraints, qacc_smooth: Array, qacc_warm: Array,
+              use_warm: Array | bool = True) -> Array:
     """MuJoCo's warmstart(): start from the previous qacc if its cost is lower than that of
     qacc_smooth (fewer Newton steps; the solution does not depend on the start)."""
-    Dw = efc.D * jnp.asarray(efc.weight, efc.D.dtype)
+    Dw = efc.D * bcast(efc.weight, efc.D)
 
     def cost(a: Array) -> Array:
-        jar = efc.J @ a - efc.aref
-        return 0.5 * (M @ a - 2 * qfrc_smooth) @ a + 0.5 * jnp.sum(
-            Dw * jnp.minimum(jar, 0.0) ** 2)
+        jar = jac_mul(cm, efc.jac, a) - efc.aref
+        return 0.5 * lead_sum((tree_matvec(cm, M, a) - 2 * qfrc_smooth) * a) + 0.5 * (
+            lead_sum(Dw * jnp.minimum(jar, 0.0) ** 2))
 
-    return jnp.where(use_warm & (cost(qacc_warm) < cost(qacc_smooth)), qacc_warm, qacc_smooth)
+    warm = materialize(use_warm & (cost(qacc_warm) < cost(qacc_smooth)))
+    return jnp.where(warm, qacc_warm, qacc_smooth)
 
 
 # --------------------------------------------------------------------------- forward / step
@@ -527,7 +783,7 @@ class Forward(NamedTuple):
     """The mj_forward quantities the L1 component checks compare with MuJoCo."""
 
     kin: Kinematics
-    M: Array
+    M: Array            # (nv, nv) dense qM
     qfrc_bias: Array
     qfrc_passive: Array
     qfrc_actuator: Array
@@ -537,6 +793,7 @@ class Forward(NamedTuple):
     efc: Constraints
     sol: Solution
     qfrc_constraint: Array
+    mass: dict          # qM's tree-sparse entries (what the solver and integrator use)
 
 
 def forward(cm: CheetahModel, qpos: Array, qvel: Array, ctrl: Array,
@@ -546,20 +803,20 @@ def forward(cm: CheetahModel, qpos: Array, qvel: Array, ctrl: Array,
     kin = kinematics(cm, qpos)
     cd = cdof(cm, kin)
     inert = body_inertia(cm, kin)
-    M = mass_matrix(cm, kin, cd, inert)
+    mass = mass_entries(cm, cd, inert)
     bias = bias_force(cm, kin, cd, inert, qvel)
     passive = passive_force(cm, qpos, qvel)
     act = actuator_force(cm, ctrl)
     smooth = passive - bias + act
-    acc_smooth = tree_solve(cm, tree_factor(cm, M), smooth)
+    acc_smooth = tree_solve(cm, tree_factor(cm, mass), smooth)
     con = contacts(cm, kin)
     efc = constraints(cm, kin, cd, con, qpos, qvel)
-    start = acc_smooth if qacc_warm is None else warmstart(M, smooth, efc, acc_smooth, qacc_warm,
-                                                           use_warm)
-    sol = solve(cm, M, smooth, efc, start)
-    qfrc_constraint = efc.J.T @ (sol.force * jnp.asarray(efc.weight, sol.force.dtype))
-    return Forward(kin, M, bias, passive, act, smooth, acc_smooth, con, efc, sol,
-                   qfrc_constraint)
+    start = acc_smooth if qacc_warm is None else warmstart(cm, mass, smooth, efc, acc_smooth,
+                                                           qacc_warm, use_warm)
+    sol = solve(cm, mass, smooth, efc, start)
+    qfrc_constraint = jac_t_mul(cm, efc.jac, sol.force * bcast(efc.weight, sol.force))
+    return Forward(kin, dense(cm, mass), bias, passive, act, smooth, acc_smooth, con, efc, sol,
+                   qfrc_constraint, mass)
 
 
 def step(cm: CheetahModel, qpos: Array, qvel: Array, ctrl: Array,
@@ -571,7 +828,9 @@ def step(cm: CheetahModel, qpos: Array, qvel: Array, ctrl: Array,
     and the constrained qacc (MuJoCo's warmstart for the next step)."""
     fwd = forward(cm, qpos, qvel, ctrl, qacc_warm, use_warm)
     h = cm.timestep
-    MhB = fwd.M + h * jnp.diag(jnp.asarray(cm.dof_damping, qpos.dtype))
+    MhB = dict(fwd.mass)
+    for i in range(cm.nv):
+        MhB[(i, i)] = MhB[(i, i)] + h * float(cm.dof_damping[i])
     qacc = tree_solve(cm, tree_factor(cm, MhB), fwd.qfrc_smooth + fwd.qfrc_constraint)
     qvel = qvel + h * qacc
     return qpos + h * qvel, qvel, fwd.sol.qacc

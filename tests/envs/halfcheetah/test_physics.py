@@ -72,3 +72,29 @@ def test_tree_factorisation_solves_the_mass_matrix(errors):
         b = jnp.arange(1.0, 10.0, dtype=jnp.float64)
         x = physics.tree_solve(cm, physics.tree_factor(cm, M), b)
         np.testing.assert_allclose(np.asarray(M @ x), np.asarray(b), rtol=1e-10)
+
+
+def test_factored_jacobian_products_match_the_dense_jacobian(errors):
+    """The solver multiplies with J in factored form (tree passes, per-body J'DJ blocks); the
+    dense J the stage checks compare with MuJoCo's efc_J must give the same products."""
+    _, s = errors
+    cm = cheetah_model()
+    rng = np.random.default_rng(0)
+    with jax.enable_x64(True):
+        @jax.jit
+        def products(q, v, u, x, f, d):
+            kin = physics.kinematics(cm, q)
+            cd = physics.cdof(cm, kin)
+            efc = physics.constraints(cm, kin, cd, physics.contacts(cm, kin), q, v)
+            return (efc.J, physics.jac_mul(cm, efc.jac, x), physics.jac_t_mul(cm, efc.jac, f),
+                    physics.dense(cm, physics.constraint_hessian(cm, efc.jac, d)))
+
+        for i in range(0, N_STATES, 15):
+            nefc = cm.nlimit + physics.ROWS_PER_CONTACT * cm.ncon
+            x, f, d = rng.normal(size=9), rng.normal(size=nefc), rng.uniform(0, 5, nefc)
+            J, Jx, Jtf, JDJ = (np.asarray(a) for a in products(
+                *(jnp.asarray(a, jnp.float64) for a in (s.qpos[i], s.qvel[i], s.ctrl[i], x, f,
+                                                        d))))
+            np.testing.assert_allclose(Jx, J @ x, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(Jtf, J.T @ f, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(JDJ, (J.T * d) @ J, rtol=1e-12, atol=1e-10)
