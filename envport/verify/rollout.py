@@ -7,7 +7,10 @@ exactly. For floating-point physics the tolerance is calibrated instead of chose
 of the reference perturbed at float32 rounding level run the same actions, and the translation
 must stay within ten times their largest divergence (never tighter than the one-step
 tolerance), up to the lockstep horizon: the step where that envelope reaches 1e-3 or a copy's
-episode ends differently.
+episode ends differently. The copies and the translation run only as far as that horizon needs
+(the comparison is the same as over whole episodes), and the layer's notes report the per-step
+growth of the translation's error and of the copies' divergence, and how long each stays within
+1e-3.
 """
 
 from __future__ import annotations
@@ -72,7 +75,10 @@ class Episode:
 
 
 def run_episode(ref: Reference, seed: int, actions: Callable[[np.ndarray, int], Any],
-                max_steps: int) -> tuple[Trajectory, Trajectory, list[Any]]:
+                max_steps: int, stop: Callable[[int, dict[str, Any]], bool] | None = None
+                ) -> tuple[Trajectory, Trajectory, list[Any]]:
+    """Reset to ``seed`` and step with ``actions(obs, t)`` (None ends the episode); ``stop(t,
+    fields)`` ends it after step t."""
     obs = ref.reset(seed)
     steps, tapes, taken = Recorder(), Recorder(), []
     for t in range(max_steps):
@@ -81,9 +87,10 @@ def run_episode(ref: Reference, seed: int, actions: Callable[[np.ndarray, int], 
             break
         obs, reward, terminated, truncated, _ = ref.step(action)
         taken.append(action)
-        steps.add(step_fields(ref.get_state(), obs, reward, terminated, truncated))
+        row = step_fields(ref.get_state(), obs, reward, terminated, truncated)
+        steps.add(row)
         tapes.add(ref.tape())
-        if terminated or truncated:
+        if terminated or truncated or (stop is not None and stop(t, row)):
             break
     return steps.stacked(), tapes.stacked(), taken
 
@@ -95,10 +102,40 @@ def reference_episode(ref: Reference, act: Callable, seed: int, policy: str, max
     return Episode(seed, policy, state0, actions, steps, tapes)
 
 
-def replay(ref: Reference, ep: Episode) -> Trajectory:
-    """The same seed and actions on another reference instance (a float32-perturbed copy)."""
+def replay(ref: Reference, ep: Episode, until: int | None = None) -> Trajectory:
+    """The same seed and actions on another reference instance (a float32-perturbed copy).
+
+    With ``until``, the replay ends at the first step where this copy alone puts the envelope at
+    ``LOCKSTEP_EPS`` (its divergence from the episode times ``ENVELOPE_FACTOR``), or at step
+    ``until``: past the lockstep horizon the envelope is never used, so :func:`envelope` and
+    :func:`first_divergence` give the same answer as over a full replay."""
     n = len(ep)
-    return run_episode(ref, ep.seed, lambda obs, t: ep.actions[t] if t < n else None, n)[0]
+    stop = None
+    if until is not None:
+        def stop(t: int, row: dict[str, Any]) -> bool:
+            if t >= until:
+                return True
+            for k, v in row.items():
+                if k in FLAGS:
+                    continue
+                d = np.abs(np.asarray(v, np.float64) - np.asarray(ep.steps[k][t], np.float64))
+                if ENVELOPE_FACTOR * np.max(d, initial=0.0) >= LOCKSTEP_EPS:
+                    return True
+            return False
+    return run_episode(ref, ep.seed, lambda obs, t: ep.actions[t] if t < n else None, n,
+                       stop)[0]
+
+
+def replay_copies(copies: list[Reference], ep: Episode) -> list[Trajectory]:
+    """Every perturbed copy over ``ep``, each only as far as the lockstep horizon can reach (the
+    first copy that reaches it bounds the others)."""
+    out: list[Trajectory] = []
+    until = len(ep)
+    for c in copies:
+        traj = replay(c, ep, until)
+        out.append(traj)
+        until = min(until, len(traj["reward"]) - 1)
+    return out
 
 
 @cache
@@ -121,16 +158,21 @@ def _pad_len(n: int) -> int:
     return max(64, 1 << (n - 1).bit_length())
 
 
-def translation_rollouts(env: Environment, spec: EnvSpec, episodes: list[Episode]
-                         ) -> list[Trajectory]:
+def translation_rollouts(env: Environment, spec: EnvSpec, episodes: list[Episode],
+                         steps: list[int] | None = None) -> list[Trajectory]:
+    """The translation over every episode's actions from its reset state, in one vmapped scan.
+    ``steps``: how many steps each episode needs (all by default); the scan runs the largest,
+    padded to a power of two (at least 64, to reuse compilations), and every trajectory comes
+    back as long as that allows."""
     bridge = spec.make_bridge()
-    horizon = _pad_len(max(len(e) for e in episodes))
+    need = [len(e) for e in episodes] if steps is None else steps
+    horizon = _pad_len(max(need))
     batch = len(episodes)
     space = env.action_space()
     actions = np.zeros((batch, horizon, *space.shape), dtype=space.dtype)
     for i, e in enumerate(episodes):
-        actions[i, : len(e)] = np.asarray(e.actions, dtype=space.dtype).reshape(
-            len(e), *space.shape)
+        n = min(len(e), horizon)
+        actions[i, :n] = np.asarray(e.actions[:n], dtype=space.dtype).reshape(n, *space.shape)
     state0 = bridge.to_jax({k: np.stack([np.asarray(e.state0[k]) for e in episodes])
                             for k in episodes[0].state0})
     keys = jax.vmap(jax.random.key)(np.asarray([e.seed for e in episodes], dtype=np.uint32))
@@ -139,7 +181,7 @@ def translation_rollouts(env: Environment, spec: EnvSpec, episodes: list[Episode
     obs, rew, term, trunc = map(np.asarray, (obs, rew, term, trunc))
     out = []
     for i, e in enumerate(episodes):
-        n = len(e)
+        n = min(len(e), horizon)
         traj = {f"state.{k}": v[i, :n] for k, v in states_np.items()}
         traj.update(obs=obs[i, :n], reward=rew[i, :n], terminated=term[i, :n],
                     truncated=trunc[i, :n])
@@ -214,6 +256,103 @@ def first_divergence(spec: EnvSpec, expected: Trajectory, got: Trajectory,
     return int(bad[0]) if bad.size else None
 
 
+def step_error(expected: Trajectory, got: Trajectory, n: int | None = None) -> np.ndarray:
+    """Per step: the largest absolute difference over every element of the floating state
+    fields (of every floating field but the flags when the state has none; obs and reward are
+    compared after a float32 cast, which would hide a float64 state's error), over the first
+    ``n`` steps (both sides' common length by default)."""
+    m = min(len(expected["reward"]), len(got["reward"]))
+    n = m if n is None else min(n, m)
+    err = np.zeros(n)
+
+    def floating(k: str) -> bool:
+        return np.issubdtype(np.asarray(expected[k]).dtype, np.floating)
+
+    state = [k for k in expected if k.startswith("state.") and floating(k)]
+    for k, e in expected.items():
+        if k in FLAGS or k not in got or (state and k not in state):
+            continue
+        e, g = np.asarray(e[:n]), np.asarray(got[k][:n])
+        if not (np.issubdtype(e.dtype, np.floating) or np.issubdtype(g.dtype, np.floating)):
+            continue
+        d = np.abs(e.astype(np.float64) - g.astype(np.float64)).reshape(n, -1)
+        err = np.maximum(err, d.max(axis=1, initial=0.0))
+    return err
+
+
+class Growth:
+    """Per-step error growth over a run: the translation's error and the perturbed copies'
+    divergence (:func:`step_error`), and the step where the translation's first reaches
+    ``LOCKSTEP_EPS``."""
+
+    MARKS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+
+    def __init__(self) -> None:
+        self.errors: list[np.ndarray] = []
+        self.divergence: list[np.ndarray] = []
+        self.horizons: list[int] = []
+
+    def add(self, ep: Episode, got: Trajectory, copies: list[Trajectory], horizon: int) -> None:
+        self.errors.append(step_error(ep.steps, got))
+        if copies:
+            self.divergence.append(np.max([np.pad(d, (0, len(ep) - len(d)), constant_values=np.nan)
+                                           for d in (step_error(ep.steps, c) for c in copies)],
+                                          axis=0))
+        self.horizons.append(horizon)
+
+    @staticmethod
+    def first_at(err: np.ndarray, eps: float) -> int:
+        """Steps before the error first reaches ``eps`` (the length when it never does)."""
+        over = np.flatnonzero(~(err < eps))
+        return int(over[0]) if over.size else len(err)
+
+    @staticmethod
+    def _by_step(rows: list[np.ndarray]) -> list[tuple[int, float, float, int]]:
+        """(step, median, 90th percentile, episodes) at each mark that at least half of the
+        episodes reach (copies stop at the horizon: later marks would be a biased few)."""
+        out = []
+        for mark in Growth.MARKS:
+            vals = np.asarray([r[mark - 1] for r in rows if len(r) >= mark], np.float64)
+            vals = vals[np.isfinite(vals)]
+            if 2 * vals.size >= len(rows):
+                out.append((mark, float(np.median(vals)), float(np.quantile(vals, 0.9)),
+                            vals.size))
+        return out
+
+    def notes(self) -> list[str]:
+        if not self.errors:
+            return []
+        fmt = "; ".join
+        out = ["translation error by step (largest state element; median / 90th "
+               "percentile over episodes): "
+               + fmt(f"{m}: {a:.1e} / {b:.1e}" for m, a, b, _ in self._by_step(self.errors))]
+        if self.divergence:
+            out.append("perturbed reference copies' divergence by step (median / 90th): "
+                       + fmt(f"{m}: {a:.1e} / {b:.1e}"
+                             for m, a, b, _ in self._by_step(self.divergence)))
+        own = np.asarray([self.first_at(e, LOCKSTEP_EPS) for e in self.errors])
+        lengths = np.asarray([len(e) for e in self.errors])
+        reached = own < lengths
+        out.append(f"lockstep at {LOCKSTEP_EPS:g}: the translation stays within it for "
+                   f"{np.median(own):.0f} steps (median; {own.min()} to {own.max()}); "
+                   f"{int(reached.sum())} of {len(own)} episodes leave it within the steps run "
+                   "(up to the envelope's horizon, at least 64, or the episode's end)")
+        if self.divergence:
+            h = np.asarray(self.horizons)
+            out.append(f"reference-vs-itself horizon (envelope reaches {LOCKSTEP_EPS:g}, or the "
+                       f"episode ends): median {np.median(h):.0f} steps ({h.min()} to {h.max()})")
+        # Error growth per step: the geometric mean rate from the first step to where the error
+        # first reaches LOCKSTEP_EPS, over episodes where it starts above zero and reaches it.
+        rates = [(np.log(e[k]) - np.log(e[0])) / k for e, k in zip(self.errors, own, strict=True)
+                 if 0 < k < len(e) and e[0] > 0]
+        if rates:
+            g = float(np.exp(np.median(rates)))
+            out.append(f"error growth: x{g:.2f} per step (median over {len(rates)} episodes, "
+                       f"first step to {LOCKSTEP_EPS:g}; an e-fold every "
+                       f"{1 / max(np.log(g), 1e-12):.1f} steps)")
+        return out
+
+
 def at_step(traj: Trajectory, t: int) -> dict[str, Any]:
     return {k: v[t] for k, v in traj.items()}
 
@@ -233,6 +372,7 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
                          complete=False)
     done_eps: list[Episode] = []
     horizons: list[int] = []
+    growth = Growth()
     chunk = 32
     for start in range(0, episodes, chunk):
         batch = []
@@ -241,12 +381,26 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
             episode_seed = (seed * 100_003 + i) % 2**32  # references take uint32 seeds
             batch.append(reference_episode(ref, policies[kind], episode_seed, kind,
                                            spec.max_rollout_steps, rng))
-        got_all = translation_rollouts(env, spec, batch)
-        for ep, got in zip(batch, got_all, strict=True):
-            bounds, horizon = None, len(ep)
+        # The envelope first: the translation then runs only as far as the lockstep horizon
+        # (plus the padding of its scan) instead of the whole episode.
+        envelopes: list[tuple[Trajectory | None, int, list[Trajectory]]] = []
+        for ep in batch:
             if copies:
-                bounds, horizon = envelope(spec, ep.steps, [replay(c, ep) for c in copies])
-            t = first_divergence(spec, ep.steps, got, bounds, horizon)
+                cps = replay_copies(copies, ep)
+                envelopes.append((*envelope(spec, ep.steps, cps), cps))
+            else:
+                envelopes.append((None, len(ep), []))
+        got_all = translation_rollouts(env, spec, batch,
+                                       [min(len(ep), h + 1) for ep, (_, h, _) in
+                                        zip(batch, envelopes, strict=True)])
+        for ep, got, (bounds, horizon, cps) in zip(batch, got_all, envelopes, strict=True):
+            if copies:
+                growth.add(ep, got, cps, horizon)
+            n = len(got["reward"])
+            expected = {k: v[:n] for k, v in ep.steps.items()}
+            if bounds is not None:
+                bounds = {k: v[:n] for k, v in bounds.items()}
+            t = first_divergence(spec, expected, got, bounds, horizon)
             result.counts["episodes"] += 1
             result.counts["steps"] += min(len(ep), horizon + 1) if t is None else t + 1
             horizons.append(horizon)
@@ -255,7 +409,7 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
             result.passed = False
             if len(result.failures) < 5:
                 step_bounds = None if bounds is None else at_step(bounds, t)
-                diffs = compare_fields(at_step(ep.steps, t), at_step(got, t),
+                diffs = compare_fields(at_step(expected, t), at_step(got, t),
                                        spec.tolerance_for, step_bounds)
                 result.failures.append(Failure(
                     layer="rollout", test_id=f"rollout[{ep.policy}]",
@@ -280,5 +434,7 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
         result.notes.append(
             f"lockstep horizon (envelope < {LOCKSTEP_EPS:g}): {len(cut)} of {len(lengths)} "
             "episodes compared up to it" + (f", at step {min(cut)} to {max(cut)}" if cut else ""))
+    if np.issubdtype(np.asarray(done_eps[0].steps["reward"]).dtype, np.floating) and copies:
+        result.notes += growth.notes()
     result.seconds = time.perf_counter() - t0
     return result

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
+import mujoco
 import numpy as np
 
 from envport.core.reference import RefState
@@ -31,24 +32,122 @@ def make_gymnasium_env(**kwargs: Any) -> gym.Env:
         return gym.make(ENV_ID, **kwargs)
 
 
+# The arrays each stage of mj_step leaves for the next (MuJoCo 4.0 names); positions are
+# jittered with x taken relative to the root's x slide, as the translation holds them.
+_KINEMATIC_POSITIONS = ("xpos", "xipos", "xanchor", "geom_xpos", "subtree_com")
+_KINEMATIC_FRAMES = ("xquat", "xmat", "ximat", "xaxis", "geom_xmat", "cinert", "cdof")
+
+
+def _round(rng: np.random.Generator, x: np.ndarray, noise: float, to_float32: bool) -> None:
+    """In place: x (1 + noise U(-1, 1)) elementwise, then (optionally) rounded to float32."""
+    if x.size and noise:
+        x *= 1.0 + noise * rng.uniform(-1.0, 1.0, x.shape)
+    if x.size and to_float32:
+        x[:] = x.astype(np.float32)
+
+
+def rounded_mj_step(m: mujoco.MjModel, d: mujoco.MjData, rng: np.random.Generator,
+                    noise: float, to_float32: bool) -> None:
+    """One ``mj_step`` (Euler) run stage by stage, each stage's output carrying the rounding error
+    of an implementation at the translation's precision: jittered by ``noise`` relative (a few
+    ulps) and, for float32, rounded to float32. Without jitter the stages reproduce ``mj_step``
+    bit for bit (tests/envs/halfcheetah/test_env.py).
+
+    Stages and what is rounded after each (what a float32 pipeline holds in float32):
+    kinematics (body/geom/anchor positions with x relative to the root slide, frames, cinert,
+    cdof); the mass matrix (then refactored); contacts and constraint rows (efc_J, efc_D); the
+    velocity stage (qfrc_bias, qfrc_passive, efc_aref); actuation (qfrc_actuator); smooth
+    acceleration (qfrc_smooth, qacc_smooth); the solver (qacc); the constraint force; the state
+    after Euler. The constraint force -D (J qacc - aref) is a difference of two nearly equal
+    terms times a stiff D, so an implementation computing it at precision eps errs by about
+    eps D (|J| |qacc| + |aref|), not eps |force|: that is the jitter it gets (then
+    qfrc_constraint = J' force). Without that term the copies' one-step error missed the
+    float32 translation's by up to 60x on some contact states; with it, the largest of three
+    copies covered the translation's one-step error within 5.6x on all 3,000 states of 100
+    episodes' first 30 steps (README, Verification).
+    """
+    mujoco.mj_checkPos(m, d)
+    mujoco.mj_checkVel(m, d)
+    # mj_fwdPosition, split where its outputs are rounded.
+    mujoco.mj_fwdKinematics(m, d)
+    perturbed = bool(noise or to_float32)
+    x0 = d.qpos[0] if perturbed else 0.0
+    for name in _KINEMATIC_POSITIONS:
+        a = getattr(d, name)
+        a[:, 0] -= x0
+        _round(rng, a, noise, to_float32)
+        a[:, 0] += x0
+    for name in _KINEMATIC_FRAMES:
+        _round(rng, getattr(d, name), noise, to_float32)
+    mujoco.mj_makeM(m, d)
+    _round(rng, d.M, noise, to_float32)
+    mujoco.mj_factorM(m, d)
+    mujoco.mj_collision(m, d)
+    mujoco.mj_makeConstraint(m, d)
+    nefc, nv = d.nefc, m.nv
+    J = d.efc_J[: nefc * nv]  # dense rows (nv = 9 < 60: MuJoCo's automatic choice)
+    _round(rng, J, noise, to_float32)
+    _round(rng, d.efc_D[:nefc], noise, to_float32)
+    mujoco.mj_island(m, d)
+    mujoco.mj_transmission(m, d)
+    mujoco.mj_projectConstraint(m, d)
+    mujoco.mj_fwdVelocity(m, d)
+    for a in (d.qfrc_bias, d.qfrc_passive, d.efc_aref[:nefc]):
+        _round(rng, a, noise, to_float32)
+    mujoco.mj_fwdActuation(m, d)
+    _round(rng, d.qfrc_actuator, noise, to_float32)
+    mujoco.mj_fwdAcceleration(m, d)
+    for a in (d.qfrc_smooth, d.qacc_smooth):
+        _round(rng, a, noise, to_float32)
+    mujoco.mj_fwdConstraint(m, d)
+    _round(rng, d.qacc, noise, to_float32)
+    if nefc and perturbed:
+        Jm = J.reshape(nefc, nv)
+        force = d.efc_force[:nefc]
+        cancel = d.efc_D[:nefc] * (np.abs(Jm) @ np.abs(d.qacc) + np.abs(d.efc_aref[:nefc]))
+        force += np.where(force != 0, noise * cancel * rng.uniform(-1.0, 1.0, nefc), 0.0)
+        _round(rng, force, 0.0, to_float32)
+        d.qfrc_constraint[:] = Jm.T @ force
+        _round(rng, d.qfrc_constraint, 0.0, to_float32)
+    mujoco.mj_checkAcc(m, d)
+    mujoco.mj_Euler(m, d)
+    for a in (d.qpos, d.qvel):
+        _round(rng, a, noise, to_float32)
+
+
 class HalfCheetahReference:
     """One Gymnasium ``HalfCheetah-v5``.
 
-    ``noise`` > 0 makes a copy of the reference for L3's calibrated envelope: after every step its
-    qpos/qvel are jittered by ``noise`` relative (a few ulps of the translation's precision) and,
-    with ``round_float32``, rounded to float32, i.e. MuJoCo carrying the rounding error of a
-    float32 (or float64) implementation. ``noise_seed`` seeds the jitter.
+    ``noise`` > 0 makes a copy of the reference for L3's calibrated envelope, MuJoCo carrying the
+    rounding error of a float32 (or float64) implementation. ``noise_seed`` seeds the jitter.
+
+    - ``stages=False``: after every env step qpos/qvel are jittered by ``noise`` relative (a few
+      ulps of the translation's precision) and, with ``round_float32``, rounded to float32.
+    - ``stages=True``: every MuJoCo step runs stage by stage (:func:`rounded_mj_step`), and the
+      output of each stage is jittered (and rounded) where an implementation at that precision
+      rounds it, including the cancellation in the constraint force -D (J qacc - aref).
     """
 
     def __init__(self, noise: float = 0.0, round_float32: bool = False, noise_seed: int = 0,
-                 **env_kwargs: Any):
+                 stages: bool = False, **env_kwargs: Any):
         self.env = make_gymnasium_env(**env_kwargs)
         self.core = self.env.unwrapped
         self.model, self.data = self.core.model, self.core.data
         self.noise, self.round_float32, self.noise_seed = noise, round_float32, noise_seed
+        self.stages = bool(stages and noise)
         self.rng = np.random.default_rng(0)
         self._tape: dict[str, np.ndarray] = {}
         self._reset_once = False
+        if self.stages:
+            # Gymnasium's MujocoEnv.do_simulation -> _step_mujoco_simulation(ctrl, n_frames):
+            # ctrl, mj_step n_frames times, mj_rnePostConstraint. The same, stage by stage.
+            self.core._step_mujoco_simulation = self._rounded_simulation
+
+    def _rounded_simulation(self, ctrl: np.ndarray, n_frames: int) -> None:
+        self.data.ctrl[:] = ctrl
+        for _ in range(n_frames):
+            rounded_mj_step(self.model, self.data, self.rng, self.noise, self.round_float32)
+        mujoco.mj_rnePostConstraint(self.model, self.data)
 
     def reset(self, seed: int) -> np.ndarray:
         obs, _ = self.env.reset(seed=int(seed))
@@ -68,7 +167,7 @@ class HalfCheetahReference:
             raise InvalidActionError(f"HalfCheetah action {a} is not finite")
         obs, reward, terminated, truncated, info = self.env.step(a.astype(np.float64))
         self._tape = {}
-        if self.noise:
+        if self.noise and not self.stages:
             for arr in (self.data.qpos, self.data.qvel):
                 arr *= 1.0 + self.noise * self.rng.uniform(-1.0, 1.0, arr.shape)
                 if self.round_float32:
