@@ -97,11 +97,64 @@ def bench_table(result: dict[str, Any]) -> Table:
     return table
 
 
-def run_bench(env: str, batch_sizes: list[int] | None) -> dict[str, Any]:
-    from envport.bench.throughput import run_benchmark
+def _short_mode(row: dict[str, Any]) -> str:
+    mode = row.get("mode", "")
+    if row["backend"] == "reference":
+        return next((w for w in ("loop", "async", "vector", "thread", "C") if w in mode), "")
+    return f"{row.get('devices', 1)} dev"
 
-    with console.status(f"benchmarking {env} (reference and JAX side by side)..."):
-        return run_benchmark(env, batch_sizes=batch_sizes)
+
+def side_by_side_table(result: dict[str, Any]) -> Table:
+    """Batch size x backend: the best steps/s of each backend (its mode in brackets) and the
+    JAX translation's ratio to each other backend."""
+    by_batch = result.get("by_batch", [])
+    backends = ["jax", *[b for b in ("reference", *result.get("ratios", {}))
+                         if b != "jax" and any(b in x["steps_per_second"] for x in by_batch)]]
+    backends = list(dict.fromkeys(backends))
+    others = backends[1:]
+    table = Table(title=f"envport bench {result['env']}: random-action steps/s, side by side "
+                        f"(best mode of each backend)")
+    table.add_column("batch", justify="right")
+    for b in backends:
+        table.add_column(b, justify="right")
+    for b in others:
+        table.add_column(f"jax/{b}", justify="right")
+    best_rows = {}
+    for row in result["results"]:
+        key = (row["backend"], row["batch_size"])
+        if key not in best_rows or row["steps_per_second"] > best_rows[key]["steps_per_second"]:
+            best_rows[key] = row
+    for x in by_batch:
+        n = x["batch_size"]
+        cells = [str(n)]
+        for b in backends:
+            row = best_rows.get((b, n))
+            cells.append("-" if row is None else
+                         f"{row['steps_per_second']:,.0f} [dim]({_short_mode(row)})[/]")
+        for b in others:
+            r = x["jax_ratio"].get(b)
+            cells.append("-" if r is None else f"{r:.2f}x")
+        table.add_row(*cells)
+    best = [" best vs best"] + [""] * len(backends) + [
+        f"[bold]{result['ratios'][b]['best']:.2f}x[/]" if b in result.get("ratios", {}) else "-"
+        for b in others]
+    table.add_row(*best)
+    return table
+
+
+def run_bench(env: str, batch_sizes: list[int] | None, peers: bool | list[str] = True,
+              seconds: float | None = None, steps: int | None = None) -> dict[str, Any]:
+    from envport.bench.throughput import DEFAULT_SECONDS, run_benchmark
+
+    with console.status(f"benchmarking {env} (reference, JAX and peers side by side)...") as st:
+        def progress(line: str) -> None:
+            console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {line}", highlight=False,
+                          soft_wrap=True)
+            st.update(f"benchmarking {env}: last {line.split('(')[0].strip()}")
+
+        return run_benchmark(env, batch_sizes=batch_sizes, peers=peers, steps=steps,
+                             seconds=DEFAULT_SECONDS if seconds is None else seconds,
+                             progress=progress)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -109,11 +162,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from envport.train.commands import run_ppo_bench
 
         return run_ppo_bench(args)
-    result = run_bench(args.env, args.batch_sizes)
-    console.print(bench_table(result))
+    if args.seconds is not None and args.seconds <= 0:
+        raise ValueError(f"--seconds must be positive, got {args.seconds}")
+    if args.steps is not None and args.steps < 1:
+        raise ValueError(f"--steps must be positive, got {args.steps}")
+    peers: bool | list[str] = False if args.no_peers else (args.peers or True)
+    result = run_bench(args.env, args.batch_sizes, peers, args.seconds, args.steps)
+    console.print(side_by_side_table(result))
+    for peer, why in result.get("skipped", {}).items():
+        console.print(f"[yellow]{peer} skipped:[/] {why}")
     machine = result.get("machine", {})
+    load = machine.get("load_average") or {}
     console.print(f"speedup (best JAX / best reference): [bold]{result['speedup']:.2f}x[/] "
-                  f"on {machine.get('cores')} cores, JAX backend {machine.get('jax_backend')}")
+                  f"on {machine.get('cores')} cores, JAX backend {machine.get('jax_backend')}"
+                  + (f"; load average {load.get('before')} before, {load.get('after')} after"
+                     if load else ""))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
         console.print(f"wrote {args.json}")
@@ -152,13 +215,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         console.print(f"PPO on the JAX translation: {training.env_steps:,} steps in "
                       f"{training.wall_time:.0f} s, final mean return "
                       f"{training.final_mean_return:.2f}")
-    (out / "report.md").write_text(one_page(report, bench, time.perf_counter() - t0, training))
+    summary = None
+    if training is not None and args.eval_episodes > 0:
+        from envport.train.commands import transfer_line
+        from envport.train.transfer import MARGINS, policy_summary
+
+        if args.env in MARGINS:
+            summary = policy_summary(args.env, training.run_dir, episodes=args.eval_episodes)
+            console.print(transfer_line(summary))
+    (out / "report.md").write_text(one_page(report, bench, time.perf_counter() - t0, training,
+                                            summary))
     console.print(f"speedup {bench['speedup']:.2f}x; report written to {out / 'report.md'}")
     return 0 if report.passed else 1
 
 
 def one_page(report: Report, bench: dict[str, Any], seconds: float,
-             training: Any = None) -> str:
+             training: Any = None, summary: dict[str, Any] | None = None) -> str:
     s = spec(report.env)
     lines = [f"# envport run {report.env}", "",
              f"Reference: {s.reference}. Translation: JAX. Verdict: "
@@ -188,6 +260,10 @@ def one_page(report: Report, bench: dict[str, Any], seconds: float,
         if training.plot_path is not None:
             plot = Path(training.plot_path).relative_to(Path(training.run_dir).parent)
             lines += ["", f"![learning curve]({plot})"]
+    if summary is not None:
+        from envport.train.commands import transfer_line
+
+        lines += ["", "## Transfer summary (one policy)", "", transfer_line(summary) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -215,11 +291,20 @@ def parser() -> argparse.ArgumentParser:
                    help="run only this layer (repeatable)")
     v.add_argument("--json", help="write the report as JSON")
     v.add_argument("--prompt", help="write the failures as a repair prompt (markdown)")
-    b = sub.add_parser("bench", help="random-action throughput, reference vs JAX, in one run")
+    b = sub.add_parser("bench", help="random-action throughput, reference vs JAX (and the "
+                                     "env's performance peers, e.g. MJX, Brax) in one run")
     b.add_argument("env")
-    b.add_argument("--batch-sizes", type=int, nargs="+", help="JAX batch sizes")
-    b.add_argument("--json")
-    b.add_argument("--plot", help="write SPS vs batch size as a PNG")
+    b.add_argument("--batch-sizes", type=int, nargs="+",
+                   help="batch sizes (default: 1 8 64 512 1024 4096 8192 for an env with peers, "
+                        "else powers of 4 to 65536)")
+    b.add_argument("--peers", nargs="+", metavar="PEER",
+                   help="time only these performance peers (default: all the env names)")
+    b.add_argument("--no-peers", action="store_true", help="skip the performance peers")
+    b.add_argument("--seconds", type=float,
+                   help="timed seconds per measurement (default 2; run lengths are sized to it)")
+    b.add_argument("--steps", type=int, help="fixed steps per run instead of --seconds")
+    b.add_argument("--json", help="write every row, the per-batch ratios and the machine")
+    b.add_argument("--plot", help="write SPS (and JAX's ratio to each peer) vs batch size as a PNG")
     from envport.train.commands import add_ppo_bench, register
 
     add_ppo_bench(b)
@@ -232,6 +317,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="output folder (default runs/ENV)")
     r.add_argument("--train-steps", type=int, help="PPO steps (default: the env's config)")
     r.add_argument("--no-train", action="store_true", help="skip the PPO training run")
+    r.add_argument("--eval-episodes", type=int, default=100,
+                   help="episodes the trained policy plays on each backend for the transfer "
+                        "summary (0: skip)")
     return p
 
 

@@ -1,6 +1,8 @@
-"""Throughput of the established JAX physics engines on HalfCheetah, measured like envport's.
+"""Throughput of other implementations of an environment ("performance peers"), timed like
+envport's translation, at the same batch sizes, in the same run (``envport bench ENV``).
 
-Two peers, both optional (``pip install envport[peers]``):
+An environment names its peers in ``EnvSpec.peers`` (name -> factory). HalfCheetah's two are
+defined here, both optional (``pip install envport[peers]``):
 
 - **MJX** (``mujoco-mjx``): MuJoCo's own JAX port, on the SAME XML as the reference (Gymnasium's
   ``half_cheetah.xml``): ``jit(vmap(5 x mjx.step))``, ctrl = action, as HalfCheetah-v5 steps.
@@ -9,20 +11,20 @@ Two peers, both optional (``pip install envport[peers]``):
   performance peer only, never a reference.
 
 Each is timed as ``envport.bench.throughput`` times a translation: a batch under ``vmap``, the
-rollout fused into one jitted ``lax.scan`` with random actions drawn inside (the same counter-hash
-actions), compilation excluded, best of a few repeats; with several XLA devices (one per core,
-:func:`peers_throughput_per_core`) the batch is split into one contiguous shard per device.
-Rows: ``{"backend": "mjx" | "brax", "mode", "batch_size", "steps_per_second", ...}``.
+rollout fused into one jitted loop with random actions drawn inside (the same counter-hash
+actions, from the translation's action space), compilation excluded, runs sized by time
+(``throughput.time_rollout``), best of a few repeats; with several XLA devices (one per core,
+:func:`peers_throughput_per_core`, a child process as for the translation) the batch is split
+into one contiguous shard per device. Rows: ``{"backend": "mjx" | "brax", "mode", "batch_size",
+"devices", "steps_per_second", "steps", "seconds", "compile_seconds"}``; a peer that is not
+installed gives one ``{"backend", "error"}`` row instead.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,12 +33,21 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from envport.bench.throughput import _peak_rss_mb, actions_from_bits, counter_bits
-from envport.core.spaces import Box
+import envport
+from envport.bench.throughput import (
+    DEFAULT_SECONDS,
+    PEER_BATCH_SIZES,
+    _peak_rss_mb,
+    actions_from_bits,
+    counter_bits,
+    device_counts_for,
+    print_row,
+    run_child,
+    time_rollout,
+)
+from envport.core.spaces import Space
 
-PEERS = ("mjx", "brax")
-DEFAULT_BATCH_SIZES: tuple[int, ...] = (1, 8, 64, 512, 1024, 4096, 8192)
-ACTION_SPACE = Box(-1.0, 1.0, (6,))
+DEFAULT_BATCH_SIZES = PEER_BATCH_SIZES
 
 
 class PeerUnavailable(ImportError):
@@ -48,12 +59,12 @@ def _require(module: str) -> Any:
 
     try:
         return importlib.import_module(module)
-    except ImportError as e:  # pragma: no cover - depends on the installation
-        raise PeerUnavailable(f"{module} is not installed: pip install 'envport[peers]' "
-                              f"({e})") from e
+    except ImportError as e:
+        raise PeerUnavailable(f"{module} is not installed (pip install 'envport[peers]'): "
+                              f"{e}") from e
 
 
-# ------------------------------------------------------------------------------------ peers
+# ------------------------------------------------------------------ HalfCheetah's peers
 def mjx_env(seed: int = 0) -> tuple[Callable, Callable, str]:
     """(init(batch, key) -> data, step(data, action) -> data, mode) for MJX on Gymnasium's XML."""
     mjx = _require("mujoco.mjx")
@@ -95,10 +106,6 @@ def brax_env(seed: int = 0) -> tuple[Callable, Callable, str]:
     return init, step, f"brax {_version('brax')} generalized, jit(vmap(env.step))"
 
 
-PEER_ENVS: dict[str, Callable[..., tuple[Callable, Callable, str]]] = {
-    "mjx": mjx_env, "brax": brax_env}
-
-
 def _version(dist: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -109,113 +116,106 @@ def _version(dist: str) -> str:
 
 
 # ------------------------------------------------------------------------------- the timing
-def make_peer_rollout(step: Callable, batch_size: int, steps: int, devices: int = 1
-                      ) -> Callable[[Any, jax.Array], Any]:
-    """Jitted ``(state, seed) -> state``: ``steps`` random-action steps of a batch (the actions
-    are envport's counter-hash actions, so every backend pays the same for them)."""
+def make_peer_rollout(step: Callable, space: Space, batch_size: int, devices: int = 1
+                      ) -> Callable[[Any, jax.Array, jax.Array], Any]:
+    """Jitted ``(state, seed, steps) -> state``: ``steps`` (traced) random-action steps of a
+    batch, the actions envport's counter-hash actions of ``space`` (so every backend pays the
+    same for them)."""
     vstep = jax.vmap(step)
 
-    def shard_rollout(state: Any, seed: jax.Array, first_env: jax.Array) -> Any:
+    def rollout(state: Any, seed: jax.Array, steps: jax.Array) -> Any:
         n = jax.tree_util.tree_leaves(state)[0].shape[0]
-        env_index = first_env.reshape(()) + jnp.arange(n, dtype=jnp.uint32)
+        env_index = jnp.arange(n, dtype=jnp.uint32)
 
-        def body(state: Any, t: jax.Array) -> tuple[Any, None]:
-            actions = actions_from_bits(ACTION_SPACE, counter_bits(seed, t, 0, env_index))
-            return vstep(state, actions), None
+        def body(t: jax.Array, state: Any) -> Any:
+            return vstep(state, actions_from_bits(space, counter_bits(seed, t, 0, env_index)))
 
-        return jax.lax.scan(body, state, jnp.arange(steps, dtype=jnp.uint32))[0]
+        return jax.lax.fori_loop(jnp.int32(0), steps.astype(jnp.int32), body, state)
 
     if devices == 1:
-        return jax.jit(lambda state, seed: shard_rollout(state, seed,
-                                                         jnp.zeros((), jnp.uint32)))
+        return jax.jit(rollout)
     # Partitioned by jit over a batch-sharded input (XLA's SPMD partitioner splits the vmapped
     # batch into one contiguous shard per device) rather than shard_map: MJX's internal
-    # lax.cond/while carries do not type-check as device-varying under shard_map.
+    # lax.cond/while carries do not type-check as device-varying under shard_map. The env
+    # index is then global, as under shard_map with offsets.
     mesh = Mesh(np.array(jax.devices()[:devices]), ("batch",))
     batch = NamedSharding(mesh, PartitionSpec("batch"))
     rep = NamedSharding(mesh, PartitionSpec())
-    return jax.jit(lambda state, seed: shard_rollout(state, seed, jnp.zeros((), jnp.uint32)),
-                   in_shardings=(batch, rep), out_shardings=batch)
+    return jax.jit(rollout, in_shardings=(batch, rep, rep), out_shardings=batch)
 
 
-def default_steps(batch_size: int) -> int:
-    """Scan length: a bounded total of env-steps (the peers are slower than envport)."""
-    return max(4, min(200, 2**18 // batch_size))
-
-
-def peer_throughput(peer: str, batch_sizes: Sequence[int], steps: int | None = None,
-                    repeats: int = 3, seed: int = 0, device_counts: Sequence[int] = (1,)
+def peer_throughput(name: str, peer: str, batch_sizes: Sequence[int],
+                    steps: int | None = None, repeats: int = 3, seed: int = 0,
+                    device_counts: Sequence[int] = (1,), seconds: float = DEFAULT_SECONDS,
+                    on_row: Callable[[dict[str, Any]], None] | None = None
                     ) -> list[dict[str, Any]]:
-    """SPS of ``peer`` ("mjx" or "brax") per batch size and device count (the counts this
-    process has devices for and that divide the batch), like ``jax_throughput``."""
-    init, step, mode = PEER_ENVS[peer]()
-    available = len(jax.devices())
+    """SPS of ``name``'s peer ``peer`` per batch size and device count (the counts this process
+    has devices for and that divide the batch), like ``throughput.jax_throughput``."""
+    spec = envport.spec(name)
+    if peer not in spec.peers:
+        raise ValueError(f"{name} has no peer {peer!r}; its peers: "
+                         f"{', '.join(spec.peers) or 'none'}")
+    translation = envport.make(name)
+    space = translation.action_space(translation.default_params())
+    init, step, mode = spec.peers[peer]()
     rows = []
     for n in batch_sizes:
-        n_steps = default_steps(n) if steps is None else steps
-        for devices in sorted({d for d in device_counts if d <= available and n % d == 0}):
-            rollout = make_peer_rollout(step, n, n_steps, devices)
+        for devices in device_counts_for(n, device_counts):
+            rollout = make_peer_rollout(step, space, n, devices)
             state = jax.jit(init, static_argnums=0)(n, jax.random.key(seed))
             if devices > 1:
                 mesh = Mesh(np.array(jax.devices()[:devices]), ("batch",))
                 state = jax.device_put(state, NamedSharding(mesh, PartitionSpec("batch")))
-            t0 = time.perf_counter()
-            jax.block_until_ready(rollout(state, jnp.uint32(seed)))  # compile + first run
-            compile_s = time.perf_counter() - t0
-            best = math.inf
-            for r in range(repeats):
-                t0 = time.perf_counter()
-                jax.block_until_ready(rollout(state, jnp.uint32(seed + r + 1)))
-                best = min(best, time.perf_counter() - t0)
-            rows.append({"backend": peer, "mode": f"{mode}, {devices} device(s)",
-                         "batch_size": n, "devices": devices,
-                         "steps_per_second": n * n_steps / best, "steps": n_steps,
-                         "compile_seconds": compile_s})
+            timing = time_rollout(rollout, (state,), steps, seconds, repeats, seed)
+            row = {"backend": peer, "mode": f"{mode}, {devices} device(s)", "batch_size": n,
+                   "devices": devices,
+                   "steps_per_second": n * timing["steps"] / timing["seconds"], **timing}
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+            del state
     return rows
 
 
-def peers_throughput(batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
-                     peers: Sequence[str] = PEERS, steps: int | None = None,
-                     repeats: int = 3, device_counts: Sequence[int] = (1,)
+def peers_throughput(name: str, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
+                     peers: Sequence[str] | None = None, steps: int | None = None,
+                     repeats: int = 3, device_counts: Sequence[int] = (1,),
+                     seconds: float = DEFAULT_SECONDS,
+                     on_row: Callable[[dict[str, Any]], None] | None = None
                      ) -> list[dict[str, Any]]:
-    """Both peers in this process; a peer that is not installed gives one row with an
-    ``error`` (and NaN steps/s) instead of failing the whole benchmark."""
+    """``name``'s peers (all of ``EnvSpec.peers`` by default) in this process; a peer that is
+    not installed gives one ``{"backend": peer, "error": why}`` row instead of failing."""
     rows: list[dict[str, Any]] = []
-    for peer in peers:
+    for peer in envport.spec(name).peers if peers is None else peers:
         try:
-            rows += peer_throughput(peer, batch_sizes, steps, repeats,
-                                    device_counts=device_counts)
-        except PeerUnavailable as e:
-            rows.append({"backend": peer, "mode": "unavailable", "batch_size": 0,
-                         "steps_per_second": math.nan, "error": str(e)})
+            rows += peer_throughput(name, peer, batch_sizes, steps, repeats,
+                                    device_counts=device_counts, seconds=seconds,
+                                    on_row=on_row)
+        except ImportError as e:
+            rows.append({"backend": peer, "error": str(e)})
     return rows
 
 
-def peers_throughput_per_core(batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
-                              peers: Sequence[str] = PEERS, steps: int | None = None,
-                              repeats: int = 3) -> tuple[list[dict[str, Any]], float]:
-    """:func:`peers_throughput` in a child process with one XLA CPU device per core (as
-    ``envport.bench.throughput.jax_throughput_per_core`` runs envport). Returns the rows and the
-    child's peak RSS in MB."""
+def peers_throughput_per_core(name: str, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
+                              peers: Sequence[str] | None = None, steps: int | None = None,
+                              repeats: int = 3, seconds: float = DEFAULT_SECONDS,
+                              on_row: Callable[[dict[str, Any]], None] | None = None
+                              ) -> tuple[list[dict[str, Any]], float]:
+    """:func:`peers_throughput` in a child process with one XLA CPU device per core, on 1 and
+    all of them (as ``throughput.jax_throughput_per_core`` runs envport). Returns the rows and
+    the child's peak RSS in MB."""
     cores = os.cpu_count() or 1
-    flags = os.environ.get("XLA_FLAGS", "")
-    child_env = {**os.environ,
-                 "XLA_FLAGS": f"{flags} --xla_force_host_platform_device_count={cores}".strip()}
-    request = json.dumps({"batch_sizes": list(batch_sizes), "peers": list(peers),
-                          "steps": steps, "repeats": repeats,
-                          "device_counts": sorted({1, cores})})
-    done = subprocess.run([sys.executable, "-m", "envport.bench.peers", request],
-                          env=child_env, capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"peer benchmark child process failed:\n{done.stderr[-4000:]}")
-    reply = json.loads(done.stdout.strip().splitlines()[-1])
-    return reply["rows"], reply["peak_rss_mb"]
+    return run_child("envport.bench.peers", {
+        "env": name, "batch_sizes": list(batch_sizes),
+        "peers": None if peers is None else list(peers), "steps": steps, "repeats": repeats,
+        "seconds": seconds, "device_counts": sorted({1, cores})}, on_row)
 
 
 def _child_main(request: str) -> None:
     args = json.loads(request)
-    rows = peers_throughput(args["batch_sizes"], args["peers"], args["steps"], args["repeats"],
-                            args.get("device_counts", (1,)))
+    rows = peers_throughput(args["env"], args["batch_sizes"], args["peers"], args["steps"],
+                            args["repeats"], args.get("device_counts", (1,)),
+                            args.get("seconds", DEFAULT_SECONDS), on_row=print_row)
     print(json.dumps({"rows": rows, "peak_rss_mb": _peak_rss_mb()}))
 
 

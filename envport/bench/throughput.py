@@ -12,6 +12,16 @@ the batch (``shard_map``), like the C benchmark's one chunk per thread; each bat
 measured on 1 device and on all of them, as the reference is on 1 thread and on all cores. That
 flag is process-wide and must be set before JAX starts, hence the child: importing envport never
 sets it.
+
+Run length: with ``steps`` fixed, every measurement runs that many steps. Without it, each
+measurement is sized by time (:func:`time_rollout`): the rollout takes its length as a traced
+argument (one compilation per batch size), a probe times a few steps, and the timed runs are sized
+to about ``seconds`` in all, so a slow environment at batch 8,192 and a fast one at batch 1 both
+take a few seconds.
+
+Performance peers (``EnvSpec.peers``, e.g. MJX and Brax for HalfCheetah) are timed the same way
+by :mod:`envport.bench.peers`, in their own child process, at the same batch sizes; the result
+then carries per-batch ratios of the JAX translation to each other backend.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -38,17 +49,19 @@ from envport.core.wrappers import AutoReset
 
 # Default JAX batch sizes: powers of 4 from 1 to 65536.
 DEFAULT_BATCH_SIZES: tuple[int, ...] = tuple(4**i for i in range(9))
+# Default batch sizes of an environment with performance peers (matched on every backend).
+PEER_BATCH_SIZES: tuple[int, ...] = (1, 8, 64, 512, 1024, 4096, 8192)
+# Timed seconds per measurement (all repeats together) when ``steps`` is not fixed.
+DEFAULT_SECONDS = 2.0
+# Probing for the length of a run: grow it 8x until one run takes this long.
+PROBE_SECONDS = 0.05
+MAX_STEPS = 1_000_000
 # Reference hooks read ``steps`` differently (Gymnasium CartPole: ~total env-steps per batch size;
 # Pong's C bench: steps per environment). 50k steps with batches up to 4096 keeps both within
 # ~20 s on 2 cores while CartPole's vector env still gets >=12 timed iterations at 4096, where
 # its numpy throughput has already plateaued.
 REFERENCE_STEPS = 50_000
 REFERENCE_MAX_BATCH = 4096
-
-
-def default_steps(batch_size: int) -> int:
-    """Scan length for a batch: a bounded total of env-steps, so big batches take seconds."""
-    return max(16, min(1000, 2**22 // batch_size))
 
 
 def actions_from_bits(space: Space, bits: Array) -> Array:
@@ -102,9 +115,10 @@ def env_keys(seed: Array, step: Array, env_index: Array) -> Array:
     return jax.random.wrap_key_data(data, impl="threefry2x32")
 
 
-def make_rollout(env: Environment, batch_size: int, steps: int, devices: int = 1
-                 ) -> Callable[[Any, Array, Array], tuple[Any, Array, Array]]:
-    """Jitted ``(state, obs, seed) -> (state, obs, reward_sum)``: ``steps`` auto-reset steps.
+def make_rollout(env: Environment, batch_size: int, devices: int = 1
+                 ) -> Callable[[Any, Array, Array, Array], tuple[Any, Array, Array]]:
+    """Jitted ``(state, obs, seed, steps) -> (state, obs, reward_sum)``: ``steps`` auto-reset
+    steps (a traced int32, so one compilation serves every run length).
 
     ``seed`` is a uint32 scalar. With ``devices > 1`` the batch (a multiple of ``devices``) is
     split into one contiguous shard per device of ``jax.devices()``, each run independently.
@@ -114,39 +128,84 @@ def make_rollout(env: Environment, batch_size: int, steps: int, devices: int = 1
     space = wrapped.action_space(params)
     vstep = jax.vmap(lambda k, s, a: wrapped.step(k, s, a, params))
 
-    def shard_rollout(state: Any, obs: Array, seed: Array, first_env: Array
+    def shard_rollout(state: Any, obs: Array, seed: Array, steps: Array, first_env: Array
                       ) -> tuple[Any, Array, Array]:
         n = obs.shape[0]
         env_index = first_env.reshape(()) + jnp.arange(n, dtype=jnp.uint32)
 
-        def body(carry: tuple[Any, Array, Array], t: Array):
+        def body(t: Array, carry: tuple[Any, Array, Array]) -> tuple[Any, Array, Array]:
             state, _obs, reward_sum = carry
             actions = actions_from_bits(space, counter_bits(seed, t, 0, env_index))
             # Dead code for envs that draw nothing from the key (Pong): XLA drops it.
             res = vstep(env_keys(seed, t, env_index), state, actions)
             # Observations and rewards ride in the carry so XLA cannot drop them as dead
             # code: a learner would consume both every step.
-            return (res.state, res.obs, reward_sum + res.reward), None
+            return res.state, res.obs, reward_sum + res.reward
 
         # zeros_like(reward) rather than zeros((n,)): under shard_map it is per-shard data.
         carry = (state, obs, jnp.zeros_like(obs, shape=(n,), dtype=jnp.float32))
-        (state, obs, reward_sum), _ = jax.lax.scan(
-            body, carry, jnp.arange(steps, dtype=jnp.uint32))
-        return state, obs, reward_sum
+        return jax.lax.fori_loop(jnp.int32(0), steps.astype(jnp.int32), body, carry)
 
     if devices == 1:
-        return jax.jit(lambda state, obs, seed: shard_rollout(
-            state, obs, seed, jnp.zeros((), jnp.uint32)))
+        return jax.jit(lambda state, obs, seed, steps: shard_rollout(
+            state, obs, seed, steps, jnp.zeros((), jnp.uint32)))
     if batch_size % devices:
         raise ValueError(f"batch size {batch_size} is not a multiple of {devices} devices")
     mesh = Mesh(np.array(jax.devices()[:devices]), ("batch",))
     batch, rep = PartitionSpec("batch"), PartitionSpec()
-    sharded = jax.shard_map(shard_rollout, mesh=mesh, in_specs=(batch, batch, rep, batch),
+    sharded = jax.shard_map(shard_rollout, mesh=mesh, in_specs=(batch, batch, rep, rep, batch),
                             out_specs=(batch, batch, batch))
     first_env = jax.device_put(
         jnp.arange(devices, dtype=jnp.uint32) * jnp.uint32(batch_size // devices),
         NamedSharding(mesh, batch))
-    return jax.jit(lambda state, obs, seed: sharded(state, obs, seed, first_env))
+    return jax.jit(lambda state, obs, seed, steps: sharded(state, obs, seed, steps, first_env))
+
+
+def time_rollout(rollout: Callable[..., Any], args: Sequence[Any], steps: int | None = None,
+                 seconds: float = DEFAULT_SECONDS, repeats: int = 3, seed: int = 0
+                 ) -> dict[str, Any]:
+    """Time a jitted ``rollout(*args, seed, steps)`` (``seed`` uint32, ``steps`` int32, both
+    traced), compilation excluded.
+
+    With ``steps`` fixed: a warm-up run, then the best of ``repeats`` runs of ``steps``. With
+    ``steps=None`` the length is chosen by time: a run of one step (the warm-up), then runs of
+    1, 8, 64... steps until one takes ``PROBE_SECONDS``, and ``repeats`` runs sized to
+    ``seconds`` in all.
+    When one step alone takes ``seconds / repeats`` or more (MJX at batch 8,192), the first run
+    is already a measurement and only as many more follow as fit in ``seconds``.
+
+    Returns ``{"steps", "seconds" (the best run), "repeats", "compile_seconds"}``.
+    """
+    args = tuple(args)
+
+    def as_args(s: int, k: int) -> tuple[Any, ...]:
+        return (*args, jnp.uint32(s % 2**32), jnp.int32(k))
+
+    t0 = time.perf_counter()
+    compiled = rollout.lower(*as_args(seed, 1)).compile()  # type: ignore[attr-defined]
+    compile_seconds = time.perf_counter() - t0
+
+    def run(s: int, k: int) -> float:
+        t = time.perf_counter()
+        jax.block_until_ready(compiled(*as_args(s, k)))
+        return time.perf_counter() - t
+
+    budget = seconds / max(1, repeats)
+    first = run(seed, 1 if steps is None else steps)
+    if steps is None and first >= budget:
+        steps, times = 1, [first]
+        while len(times) < repeats and sum(times) + first <= seconds:
+            times.append(run(seed + len(times), 1))
+    else:
+        if steps is None:  # the warm-up run's time is no guide (first-run overheads)
+            k, t = 1, run(seed, 1)
+            while t < PROBE_SECONDS and k < MAX_STEPS:
+                k = min(8 * k, MAX_STEPS)
+                t = run(seed, k)
+            steps = int(min(MAX_STEPS, max(1, round(budget * k / t))))
+        times = [run(seed + r + 1, steps) for r in range(max(1, repeats))]
+    return {"steps": steps, "seconds": min(times), "repeats": len(times),
+            "compile_seconds": compile_seconds}
 
 
 def _reset_batch(env: Environment, batch_size: int, key: Array) -> tuple[Any, Array]:
@@ -165,35 +224,40 @@ def state_bytes_per_env(env: Environment, batch_size: int = 1) -> float:
     return sum(math.prod(x.shape) * np.dtype(x.dtype).itemsize for x in leaves) / batch_size
 
 
-def jax_throughput(env: Environment, batch_sizes: Sequence[int], steps: int,
-                   repeats: int = 3, seed: int = 0,
-                   device_counts: Sequence[int] = (1,)) -> list[dict[str, Any]]:
-    """Random-action SPS of ``env`` for each batch size, ``steps`` scan steps per timed call.
+def device_counts_for(batch_size: int, device_counts: Sequence[int]) -> list[int]:
+    """The counts this process has devices for and that divide the batch."""
+    available = len(jax.devices())
+    return sorted({d for d in device_counts if d <= available and batch_size % d == 0})
+
+
+def jax_throughput(env: Environment, batch_sizes: Sequence[int], steps: int | None = None,
+                   repeats: int = 3, seed: int = 0, device_counts: Sequence[int] = (1,),
+                   seconds: float = DEFAULT_SECONDS,
+                   on_row: Callable[[dict[str, Any]], None] | None = None
+                   ) -> list[dict[str, Any]]:
+    """Random-action SPS of ``env`` for each batch size: ``steps`` steps per timed run, or runs
+    sized to ``seconds`` when ``steps`` is None (:func:`time_rollout`).
 
     One row per batch size and device count (like the reference's thread counts), for the
     counts that this process has devices for and that divide the batch.
     """
-    available = len(jax.devices())
     rows = []
     for n in batch_sizes:
-        for devices in sorted({d for d in device_counts if d <= available and n % d == 0}):
-            rollout = make_rollout(env, n, steps, devices)
+        for devices in device_counts_for(n, device_counts):
+            rollout = make_rollout(env, n, devices)
             state, obs = _reset_batch(env, n, jax.random.key(seed))
             if devices > 1:
                 mesh = Mesh(np.array(jax.devices()[:devices]), ("batch",))
                 state, obs = jax.device_put((state, obs),
                                             NamedSharding(mesh, PartitionSpec("batch")))
-            jax.block_until_ready(rollout(state, obs, jnp.uint32(seed)))  # compile, untimed
-            best = math.inf
-            for r in range(repeats):
-                run_seed = jnp.uint32(seed + r + 1)
-                t0 = time.perf_counter()
-                jax.block_until_ready(rollout(state, obs, run_seed))
-                best = min(best, time.perf_counter() - t0)
-            rows.append({"backend": "jax",
-                         "mode": f"jax {jax.default_backend()}, lax.scan, {devices} device(s)",
-                         "batch_size": n, "devices": devices,
-                         "steps_per_second": n * steps / best, "steps": steps})
+            timing = time_rollout(rollout, (state, obs), steps, seconds, repeats, seed)
+            row = {"backend": "jax",
+                   "mode": f"jax {jax.default_backend()}, jitted loop, {devices} device(s)",
+                   "batch_size": n, "devices": devices,
+                   "steps_per_second": n * timing["steps"] / timing["seconds"], **timing}
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
     return rows
 
 
@@ -203,52 +267,173 @@ def _peak_rss_mb() -> float:
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
 
 
-def jax_throughput_per_core(name: str, sizes_and_steps: Sequence[tuple[int, int]],
-                            repeats: int = 3) -> tuple[list[dict[str, Any]], float]:
-    """:func:`jax_throughput` of ``envport.make(name)`` in a child process with one XLA CPU
-    device per core, on 1 and all devices. Returns the rows and the child's peak RSS in MB."""
+ROW_PREFIX = "ROW "  # a child's progress lines: one measured row each, as JSON
+
+
+def run_child(module: str, request: dict[str, Any],
+              on_row: Callable[[dict[str, Any]], None] | None = None
+              ) -> tuple[list[dict[str, Any]], float]:
+    """Run ``python -m module REQUEST`` with one XLA CPU device per core; it prints a
+    ``ROW {json}`` line per measured row as it goes and ``{"rows", "peak_rss_mb"}`` last."""
     cores = os.cpu_count() or 1
     flags = os.environ.get("XLA_FLAGS", "")
     child_env = {**os.environ,
                  "XLA_FLAGS": f"{flags} --xla_force_host_platform_device_count={cores}".strip()}
-    request = json.dumps({"env": name, "sizes_and_steps": list(sizes_and_steps),
-                          "repeats": repeats, "device_counts": sorted({1, cores})})
-    done = subprocess.run([sys.executable, "-m", "envport.bench.throughput", request],
-                          env=child_env, capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"JAX benchmark child process failed:\n{done.stderr[-4000:]}")
-    reply = json.loads(done.stdout.strip().splitlines()[-1])
+    # stderr goes to a file: a pipe read only at the end would fill (XLA's slow-compile
+    # warnings, MJX's messages) and block the child while we wait for its stdout.
+    with tempfile.TemporaryFile("w+") as errors:
+        proc = subprocess.Popen([sys.executable, "-m", module, json.dumps(request)],
+                                env=child_env, stdout=subprocess.PIPE, stderr=errors, text=True)
+        last = ""
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if line.startswith(ROW_PREFIX):
+                    if on_row is not None:
+                        on_row(json.loads(line[len(ROW_PREFIX):]))
+                elif line.strip():
+                    last = line
+            code = proc.wait()
+        except BaseException:  # Ctrl-C: do not leave the child running
+            proc.kill()
+            proc.wait()
+            raise
+        errors.seek(0)
+        stderr = errors.read()
+    if code:
+        raise RuntimeError(f"benchmark child process ({module}) failed:\n{stderr[-4000:]}")
+    reply = json.loads(last)
     return reply["rows"], reply["peak_rss_mb"]
 
 
-def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
-                  steps: int | None = None, per_core: bool = True) -> dict[str, Any]:
-    """JAX translation of ``name`` vs its reference's throughput hook, plus memory figures.
+def print_row(row: dict[str, Any]) -> None:
+    print(ROW_PREFIX + json.dumps(row), flush=True)
 
-    ``steps`` fixes the scan length (JAX) and env-steps per batch size (reference); by default
-    the JAX side uses :func:`default_steps` per batch size and the reference ``REFERENCE_STEPS``.
-    With ``per_core`` (default) the JAX side runs in a child process with one device per core
-    (:func:`jax_throughput_per_core`), else in this process on its current devices.
+
+def jax_throughput_per_core(name: str, sizes_and_steps: Sequence[tuple[int, int | None]],
+                            repeats: int = 3, seconds: float = DEFAULT_SECONDS,
+                            on_row: Callable[[dict[str, Any]], None] | None = None
+                            ) -> tuple[list[dict[str, Any]], float]:
+    """:func:`jax_throughput` of ``envport.make(name)`` in a child process with one XLA CPU
+    device per core, on 1 and all devices. Returns the rows and the child's peak RSS in MB."""
+    cores = os.cpu_count() or 1
+    return run_child("envport.bench.throughput", {
+        "env": name, "sizes_and_steps": [list(x) for x in sizes_and_steps],
+        "repeats": repeats, "seconds": seconds, "device_counts": sorted({1, cores})}, on_row)
+
+
+def best_rows(results: Sequence[dict[str, Any]]) -> dict[str, dict[int, dict[str, Any]]]:
+    """``{backend: {batch_size: the row with the most steps/s}}`` over modes and devices."""
+    best: dict[str, dict[int, dict[str, Any]]] = {}
+    for r in results:
+        sps = r.get("steps_per_second", math.nan)
+        if not (isinstance(sps, int | float) and math.isfinite(sps)):
+            continue
+        at = best.setdefault(r["backend"], {})
+        if r["batch_size"] not in at or sps > at[r["batch_size"]]["steps_per_second"]:
+            at[r["batch_size"]] = r
+    return best
+
+
+def ratios(results: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per batch size, the best steps/s of each backend and JAX's ratio to each other backend;
+    and per other backend, ``{"per_batch": {n: ratio}, "best": best JAX / best of it}``.
+    A ratio is only given where both were measured at that batch size."""
+    best = best_rows(results)
+    jax_best = best.get("jax", {})
+    others = [b for b in best if b != "jax"]
+    sizes = sorted({n for at in best.values() for n in at})
+    by_batch = []
+    for n in sizes:
+        sps = {b: best[b][n]["steps_per_second"] for b in best if n in best[b]}
+        ratio = {b: sps["jax"] / sps[b] for b in others if "jax" in sps and b in sps}
+        by_batch.append({"batch_size": n, "steps_per_second": sps, "jax_ratio": ratio})
+    summary = {}
+    for b in others:
+        top_jax = max((r["steps_per_second"] for r in jax_best.values()), default=math.nan)
+        top = max(r["steps_per_second"] for r in best[b].values())
+        summary[b] = {"per_batch": {str(x["batch_size"]): x["jax_ratio"][b]
+                                    for x in by_batch if b in x["jax_ratio"]},
+                      "best": top_jax / top}
+    return by_batch, summary
+
+
+def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
+                  steps: int | None = None, per_core: bool = True,
+                  peers: bool | Sequence[str] = True, seconds: float = DEFAULT_SECONDS,
+                  reference: bool = True,
+                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """JAX translation of ``name`` vs its reference's throughput hook and its performance peers
+    (``EnvSpec.peers``; ``peers=False`` skips them, a list picks some), plus memory figures.
+
+    ``steps`` fixes the run length (JAX and peers) and the env-steps per batch size (reference);
+    by default runs are sized to about ``seconds`` per measurement and the reference hook gets
+    ``REFERENCE_STEPS``. With ``per_core`` (default) the JAX side runs in a child process with
+    one device per core (:func:`jax_throughput_per_core`), else in this process on its current
+    devices. A peer that is not installed (or whose child fails) is listed in ``skipped`` with
+    the reason, never an error. ``progress`` receives one line per measured row.
     """
+    spec = envport.spec(name)
     env = envport.make(name)
-    jax_sizes = list(DEFAULT_BATCH_SIZES if batch_sizes is None else batch_sizes)
+    if isinstance(peers, bool):
+        peer_names = list(spec.peers) if peers else []
+    else:
+        unknown = sorted(set(peers) - set(spec.peers))
+        if unknown:
+            raise ValueError(f"{name} has no peer(s) {', '.join(unknown)}; its peers: "
+                             f"{', '.join(spec.peers) or 'none'}")
+        peer_names = [p for p in spec.peers if p in peers]
+    default_sizes = PEER_BATCH_SIZES if spec.peers else DEFAULT_BATCH_SIZES
+    jax_sizes = sorted(set(default_sizes if batch_sizes is None else batch_sizes))
+    if not jax_sizes or min(jax_sizes) < 1:
+        raise ValueError(f"batch sizes must be positive integers, got {batch_sizes}")
     ref_sizes = [n for n in jax_sizes if n <= REFERENCE_MAX_BATCH] or [min(jax_sizes)]
     ref_steps = REFERENCE_STEPS if steps is None else steps
 
+    def report(row: dict[str, Any]) -> None:
+        if progress is not None:
+            progress(f"{row['backend']:<9} batch {row['batch_size']:>6}  "
+                     f"{row['steps_per_second']:>12,.0f} steps/s  ({row.get('mode', '')})")
+
+    load = {"before": _load_average()}
     results: list[dict[str, Any]] = []
-    hook = envport.spec(name).reference_throughput
-    if hook is not None:
-        results += hook(ref_sizes, ref_steps)
+    hook = spec.reference_throughput
+    if hook is not None and reference:
+        for row in hook(ref_sizes, ref_steps):
+            results.append(row)
+            report(row)
 
     rss_before = _peak_rss_mb()
-    jax_steps = {n: default_steps(n) if steps is None else steps for n in jax_sizes}
+    jax_steps = {n: steps for n in jax_sizes}
     if per_core:
-        rows, jax_rss = jax_throughput_per_core(name, list(jax_steps.items()))
+        rows, jax_rss = jax_throughput_per_core(name, list(jax_steps.items()), seconds=seconds,
+                                                on_row=report)
         results += rows
     else:
         for n, s in jax_steps.items():
-            results += jax_throughput(env, [n], s)
+            results += jax_throughput(env, [n], s, seconds=seconds, on_row=report)
         jax_rss = _peak_rss_mb()
+
+    skipped: dict[str, str] = {}
+    peer_rss = None
+    if peer_names:
+        from envport.bench.peers import peers_throughput, peers_throughput_per_core
+
+        try:
+            if per_core:
+                rows, peer_rss = peers_throughput_per_core(
+                    name, jax_sizes, peer_names, steps, seconds=seconds, on_row=report)
+            else:
+                rows = peers_throughput(name, jax_sizes, peer_names, steps, seconds=seconds,
+                                        on_row=report)
+        except RuntimeError as e:  # a peer crashed its child: report, keep envport's rows
+            rows = [{"backend": p, "error": str(e)} for p in peer_names]
+        for r in rows:
+            if "error" in r:
+                skipped[r["backend"]] = r["error"]
+            else:
+                results.append(r)
+    load["after"] = _load_average()
     largest = max(jax_sizes)
 
     def best(backend: str) -> dict[str, Any]:
@@ -256,16 +441,24 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
         return max(rows, key=lambda r: r["steps_per_second"], default={})
 
     best_jax, best_ref = best("jax"), best("reference")
+    by_batch, summary = ratios(results)
     return {
         "env": name,
         "results": results,
         "speedup": (best_jax.get("steps_per_second", math.nan)
                     / best_ref.get("steps_per_second", math.nan)),
         # Where each side peaks: the rows behind the speedup.
-        "best": {"jax": best_jax, "reference": best_ref},
+        "best": {b: best(b) for b in ("jax", "reference", *peer_names) if best(b)},
+        # JAX's steps/s over each other backend's, per batch size and best vs best.
+        "by_batch": by_batch,
+        "ratios": summary,
+        "peers": {p: ("skipped: " + skipped[p]) if p in skipped else "measured"
+                  for p in peer_names},
+        "skipped": skipped,
         "machine": {"cores": os.cpu_count(), "jax_backend": jax.default_backend(),
-                    "jax_version": jax.__version__},
-        "steps": {"reference": ref_steps, "jax": {str(n): s for n, s in jax_steps.items()}},
+                    "jax_version": jax.__version__, "load_average": load},
+        # steps None: each JAX/peer row's own "steps" was sized to ~seconds of timed runs.
+        "steps": {"reference": ref_steps, "jax": steps, "seconds_per_measurement": seconds},
         "memory": {
             "batch_size": largest,
             "state_bytes_per_env": state_bytes_per_env(env, largest),
@@ -273,18 +466,28 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
             # the JAX side (the child with per_core, else this one, reference included).
             "peak_rss_mb_before_jax": rss_before,
             "peak_rss_mb": jax_rss,
+            "peers_peak_rss_mb": peer_rss,
         },
     }
 
 
+def _load_average() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # pragma: no cover - platforms without it
+        return None
+
+
 def _child_main(request: str) -> None:
-    """Entry point of :func:`jax_throughput_per_core`'s child: rows as one JSON line."""
+    """Entry point of :func:`jax_throughput_per_core`'s child: a ``ROW`` line per measured row,
+    then every row as one JSON line."""
     args = json.loads(request)
     env = envport.make(args["env"])
     rows = []
     for n, steps in args["sizes_and_steps"]:
         rows += jax_throughput(env, [n], steps, repeats=args["repeats"],
-                               device_counts=args["device_counts"])
+                               device_counts=args["device_counts"],
+                               seconds=args.get("seconds", DEFAULT_SECONDS), on_row=print_row)
     print(json.dumps({"rows": rows, "peak_rss_mb": _peak_rss_mb()}))
 
 

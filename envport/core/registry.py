@@ -91,6 +91,12 @@ class EnvSpec:
     # ``steps`` the env-steps per row (a hook may raise it to time a fast reference stably):
     # {"backend": "reference", "mode": str, "batch_size": int, "steps_per_second": float}.
     reference_throughput: Callable[[list[int], int], list[dict[str, Any]]] | None = None
+    # Performance peers: other implementations of the same task that ``envport bench`` times
+    # beside the translation at the same batch sizes (HalfCheetah: MJX, Brax). name -> factory()
+    # -> (init(batch_size, key) -> state, step(state, action) -> state, mode description),
+    # raising ImportError when the peer is not installed (see ``envport.bench.peers``). Speed
+    # only: a peer is never a reference.
+    peers: dict[str, Callable[[], Any]] = field(default_factory=dict)
     # L1 component checks against reference input/output pairs: name -> callable raising on failure.
     components: dict[str, Callable[[], None]] = field(default_factory=dict)
     status: str = "verified"

@@ -29,7 +29,8 @@ def test_jax_throughput_rows() -> None:
     for r in rows:
         assert r.keys() >= ROW_KEYS
         assert r["backend"] == "jax"
-        assert r["mode"] == f"jax {jax.default_backend()}, lax.scan, 1 device(s)"
+        assert r["mode"] == f"jax {jax.default_backend()}, jitted loop, 1 device(s)"
+        assert r["steps"] == 8 and r["repeats"] == 1 and r["compile_seconds"] > 0
         assert r["devices"] == 1
         assert isinstance(r["steps_per_second"], float) and r["steps_per_second"] > 0
 
