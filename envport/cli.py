@@ -143,8 +143,9 @@ def side_by_side_table(result: dict[str, Any]) -> Table:
 
 
 def run_bench(env: str, batch_sizes: list[int] | None, peers: bool | list[str] = True,
-              seconds: float | None = None, steps: int | None = None) -> dict[str, Any]:
-    from envport.bench.throughput import DEFAULT_SECONDS, run_benchmark
+              seconds: float | None = None, steps: int | None = None,
+              stall_seconds: float | None = None) -> dict[str, Any]:
+    from envport.bench.throughput import DEFAULT_SECONDS, STALL_SECONDS, run_benchmark
 
     with console.status(f"benchmarking {env} (reference, JAX and peers side by side)...") as st:
         def progress(line: str) -> None:
@@ -154,7 +155,9 @@ def run_bench(env: str, batch_sizes: list[int] | None, peers: bool | list[str] =
 
         return run_benchmark(env, batch_sizes=batch_sizes, peers=peers, steps=steps,
                              seconds=DEFAULT_SECONDS if seconds is None else seconds,
-                             progress=progress)
+                             progress=progress,
+                             stall_seconds=STALL_SECONDS if stall_seconds is None
+                             else stall_seconds)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -167,10 +170,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.steps is not None and args.steps < 1:
         raise ValueError(f"--steps must be positive, got {args.steps}")
     peers: bool | list[str] = False if args.no_peers else (args.peers or True)
-    result = run_bench(args.env, args.batch_sizes, peers, args.seconds, args.steps)
+    result = run_bench(args.env, args.batch_sizes, peers, args.seconds, args.steps,
+                       args.stall_seconds)
     console.print(side_by_side_table(result))
     for peer, why in result.get("skipped", {}).items():
         console.print(f"[yellow]{peer} skipped:[/] {why}")
+    for peer, why in result.get("incomplete", {}).items():
+        console.print(f"[yellow]{peer} incomplete (rows above were kept):[/] {why}")
     machine = result.get("machine", {})
     load = machine.get("load_average") or {}
     console.print(f"speedup (best JAX / best reference): [bold]{result['speedup']:.2f}x[/] "
@@ -303,6 +309,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--seconds", type=float,
                    help="timed seconds per measurement (default 2; run lengths are sized to it)")
     b.add_argument("--steps", type=int, help="fixed steps per run instead of --seconds")
+    b.add_argument("--stall-seconds", type=float,
+                   help="kill a benchmark child that prints nothing this long, keeping what it "
+                        "measured (default 600)")
     b.add_argument("--json", help="write every row, the per-batch ratios and the machine")
     b.add_argument("--plot", help="write SPS (and JAX's ratio to each peer) vs batch size as a PNG")
     from envport.train.commands import add_ppo_bench, register

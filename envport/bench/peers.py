@@ -37,6 +37,7 @@ import envport
 from envport.bench.throughput import (
     DEFAULT_SECONDS,
     PEER_BATCH_SIZES,
+    STALL_SECONDS,
     _peak_rss_mb,
     actions_from_bits,
     counter_bits,
@@ -199,7 +200,8 @@ def peers_throughput(name: str, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES
 def peers_throughput_per_core(name: str, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
                               peers: Sequence[str] | None = None, steps: int | None = None,
                               repeats: int = 3, seconds: float = DEFAULT_SECONDS,
-                              on_row: Callable[[dict[str, Any]], None] | None = None
+                              on_row: Callable[[dict[str, Any]], None] | None = None,
+                              stall_seconds: float | None = None
                               ) -> tuple[list[dict[str, Any]], float]:
     """:func:`peers_throughput` in a child process with one XLA CPU device per core, on 1 and
     all of them (as ``throughput.jax_throughput_per_core`` runs envport). Returns the rows and
@@ -208,7 +210,8 @@ def peers_throughput_per_core(name: str, batch_sizes: Sequence[int] = DEFAULT_BA
     return run_child("envport.bench.peers", {
         "env": name, "batch_sizes": list(batch_sizes),
         "peers": None if peers is None else list(peers), "steps": steps, "repeats": repeats,
-        "seconds": seconds, "device_counts": sorted({1, cores})}, on_row)
+        "seconds": seconds, "device_counts": sorted({1, cores})}, on_row,
+        STALL_SECONDS if stall_seconds is None else stall_seconds)
 
 
 def _child_main(request: str) -> None:

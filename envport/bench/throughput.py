@@ -268,13 +268,30 @@ def _peak_rss_mb() -> float:
 
 
 ROW_PREFIX = "ROW "  # a child's progress lines: one measured row each, as JSON
+# A child that prints nothing for this long is stalled, not compiling: killed, and what it had
+# measured is kept. (Seen: MJX's child asleep with every thread waiting, at batch 1,024 and
+# 8,192, intermittently; the slowest honest gap is a compile, ~2 minutes on 2 busy cores.)
+STALL_SECONDS = 600.0
+
+
+class ChildFailed(RuntimeError):
+    """A benchmark child failed or stalled; ``rows`` holds what it measured before that."""
+
+    def __init__(self, message: str, rows: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.rows = rows
 
 
 def run_child(module: str, request: dict[str, Any],
-              on_row: Callable[[dict[str, Any]], None] | None = None
-              ) -> tuple[list[dict[str, Any]], float]:
+              on_row: Callable[[dict[str, Any]], None] | None = None,
+              stall_seconds: float = STALL_SECONDS) -> tuple[list[dict[str, Any]], float]:
     """Run ``python -m module REQUEST`` with one XLA CPU device per core; it prints a
-    ``ROW {json}`` line per measured row as it goes and ``{"rows", "peak_rss_mb"}`` last."""
+    ``ROW {json}`` line per measured row as it goes and ``{"rows", "peak_rss_mb"}`` last.
+    Raises :class:`ChildFailed` (with the rows received so far) when the child fails or prints
+    nothing for ``stall_seconds``."""
+    import queue
+    import threading
+
     cores = os.cpu_count() or 1
     flags = os.environ.get("XLA_FLAGS", "")
     child_env = {**os.environ,
@@ -285,15 +302,31 @@ def run_child(module: str, request: dict[str, Any],
         proc = subprocess.Popen([sys.executable, "-m", module, json.dumps(request)],
                                 env=child_env, stdout=subprocess.PIPE, stderr=errors, text=True)
         last = ""
-        try:
+        received: list[dict[str, Any]] = []
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def pump() -> None:  # a thread, so the wait for the next line can time out
             assert proc.stdout is not None
             for line in proc.stdout:
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        try:
+            while (line := lines.get(timeout=stall_seconds)) is not None:
                 if line.startswith(ROW_PREFIX):
+                    received.append(json.loads(line[len(ROW_PREFIX):]))
                     if on_row is not None:
-                        on_row(json.loads(line[len(ROW_PREFIX):]))
+                        on_row(received[-1])
                 elif line.strip():
                     last = line
             code = proc.wait()
+        except queue.Empty:
+            proc.kill()
+            proc.wait()
+            raise ChildFailed(f"benchmark child process ({module}) printed nothing for "
+                              f"{stall_seconds:.0f} s after {len(received)} rows: stalled, "
+                              "killed", received) from None
         except BaseException:  # Ctrl-C: do not leave the child running
             proc.kill()
             proc.wait()
@@ -301,7 +334,8 @@ def run_child(module: str, request: dict[str, Any],
         errors.seek(0)
         stderr = errors.read()
     if code:
-        raise RuntimeError(f"benchmark child process ({module}) failed:\n{stderr[-4000:]}")
+        raise ChildFailed(f"benchmark child process ({module}) failed:\n{stderr[-4000:]}",
+                          received)
     reply = json.loads(last)
     return reply["rows"], reply["peak_rss_mb"]
 
@@ -312,14 +346,16 @@ def print_row(row: dict[str, Any]) -> None:
 
 def jax_throughput_per_core(name: str, sizes_and_steps: Sequence[tuple[int, int | None]],
                             repeats: int = 3, seconds: float = DEFAULT_SECONDS,
-                            on_row: Callable[[dict[str, Any]], None] | None = None
+                            on_row: Callable[[dict[str, Any]], None] | None = None,
+                            stall_seconds: float = STALL_SECONDS
                             ) -> tuple[list[dict[str, Any]], float]:
     """:func:`jax_throughput` of ``envport.make(name)`` in a child process with one XLA CPU
     device per core, on 1 and all devices. Returns the rows and the child's peak RSS in MB."""
     cores = os.cpu_count() or 1
     return run_child("envport.bench.throughput", {
         "env": name, "sizes_and_steps": [list(x) for x in sizes_and_steps],
-        "repeats": repeats, "seconds": seconds, "device_counts": sorted({1, cores})}, on_row)
+        "repeats": repeats, "seconds": seconds, "device_counts": sorted({1, cores})}, on_row,
+        stall_seconds)
 
 
 def best_rows(results: Sequence[dict[str, Any]]) -> dict[str, dict[int, dict[str, Any]]]:
@@ -362,7 +398,8 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
                   steps: int | None = None, per_core: bool = True,
                   peers: bool | Sequence[str] = True, seconds: float = DEFAULT_SECONDS,
                   reference: bool = True,
-                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                  progress: Callable[[str], None] | None = None,
+                  stall_seconds: float = STALL_SECONDS) -> dict[str, Any]:
     """JAX translation of ``name`` vs its reference's throughput hook and its performance peers
     (``EnvSpec.peers``; ``peers=False`` skips them, a list picks some), plus memory figures.
 
@@ -407,7 +444,7 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
     jax_steps = {n: steps for n in jax_sizes}
     if per_core:
         rows, jax_rss = jax_throughput_per_core(name, list(jax_steps.items()), seconds=seconds,
-                                                on_row=report)
+                                                on_row=report, stall_seconds=stall_seconds)
         results += rows
     else:
         for n, s in jax_steps.items():
@@ -415,19 +452,26 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
         jax_rss = _peak_rss_mb()
 
     skipped: dict[str, str] = {}
+    incomplete: dict[str, str] = {}
     peer_rss = None
-    if peer_names:
-        from envport.bench.peers import peers_throughput, peers_throughput_per_core
+    from envport.bench.peers import peers_throughput, peers_throughput_per_core
 
+    for peer in peer_names:  # one child per peer: one that stalls loses nothing of the others
         try:
             if per_core:
-                rows, peer_rss = peers_throughput_per_core(
-                    name, jax_sizes, peer_names, steps, seconds=seconds, on_row=report)
+                rows, rss = peers_throughput_per_core(
+                    name, jax_sizes, [peer], steps, seconds=seconds, on_row=report,
+                    stall_seconds=stall_seconds)
+                peer_rss = max(rss, peer_rss or 0.0)
             else:
-                rows = peers_throughput(name, jax_sizes, peer_names, steps, seconds=seconds,
+                rows = peers_throughput(name, jax_sizes, [peer], steps, seconds=seconds,
                                         on_row=report)
-        except RuntimeError as e:  # a peer crashed its child: report, keep envport's rows
-            rows = [{"backend": p, "error": str(e)} for p in peer_names]
+        except RuntimeError as e:  # the peer crashed or stalled (ChildFailed): keep its rows
+            rows = list(getattr(e, "rows", []))
+            if rows:
+                incomplete[peer] = str(e)
+            else:
+                rows = [{"backend": peer, "error": str(e)}]
         for r in rows:
             if "error" in r:
                 skipped[r["backend"]] = r["error"]
@@ -455,6 +499,7 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
         "peers": {p: ("skipped: " + skipped[p]) if p in skipped else "measured"
                   for p in peer_names},
         "skipped": skipped,
+        "incomplete": incomplete,
         "machine": {"cores": os.cpu_count(), "jax_backend": jax.default_backend(),
                     "jax_version": jax.__version__, "load_average": load},
         # steps None: each JAX/peer row's own "steps" was sized to ~seconds of timed runs.

@@ -146,3 +146,21 @@ def test_halfcheetah_bench_with_mjx_and_brax(tmp_path: Path) -> None:
     assert modes == {"gymnasium loop", "gymnasium async vector env"}
     for peer in installed - {"reference", "jax"}:
         assert result["ratios"][peer]["per_batch"].keys() == {"2"}
+
+
+def test_stalled_child_is_killed_keeping_its_rows(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from envport.bench.throughput import ChildFailed, run_child
+
+    (tmp_path / "stalling_child.py").write_text(
+        "import time\n"
+        "print('ROW {\"backend\": \"x\", \"batch_size\": 1}', flush=True)\n"
+        "time.sleep(120)\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    t = time.perf_counter()
+    with pytest.raises(ChildFailed, match="stalled") as caught:
+        run_child("stalling_child", {}, stall_seconds=2.0)
+    assert caught.value.rows == [{"backend": "x", "batch_size": 1}]
+    assert time.perf_counter() - t < 60
