@@ -29,6 +29,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from envport.core.gymnasium_batch import GymnasiumBatch
 from envport.core.spaces import Box
 from envport.envs.halfcheetah.reference import make_gymnasium_env
 
@@ -36,86 +37,30 @@ OBS_DIM, ACTION_DIM = 17, 6
 _STATE_SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
 
 
-class HalfCheetahVectorReference:
+class HalfCheetahVectorReference(GymnasiumBatch):
     """``num_envs`` Gymnasium ``HalfCheetah-v5`` (``gym.make``, with its TimeLimit(1000))."""
 
     def __init__(self, num_envs: int, seed: int = 0) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        self.num_envs = num_envs
-        self.seed = int(seed)
-        self.observation_space = Box(-math.inf, math.inf, (OBS_DIM,))
-        self.action_space = Box(-1.0, 1.0, (ACTION_DIM,))
-        self.envs = [make_gymnasium_env() for _ in range(num_envs)]
-        self.final_obs = np.zeros((num_envs, OBS_DIM), np.float32)
-        self._obs: np.ndarray | None = None
+        super().__init__([make_gymnasium_env() for _ in range(num_envs)], seed,
+                         Box(-math.inf, math.inf, (OBS_DIM,)), Box(-1.0, 1.0, (ACTION_DIM,)))
 
-    def reset(self) -> np.ndarray:
-        obs = [env.reset(seed=self.seed * self.num_envs + i)[0] for i, env in enumerate(self.envs)]
-        self._obs = np.asarray(obs, np.float32)
-        return self._obs.copy()
+    def env_action(self, action: np.ndarray) -> np.ndarray:
+        # The float32 action handed to MuJoCo as float64, as the verified single reference does.
+        return np.asarray(action, np.float64)
 
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """One step of every env: ``(obs, reward, terminated, truncated)``, same-step autoreset.
+    def save_core(self, core: Any) -> dict[str, Any]:
+        physics = np.empty(mujoco.mj_stateSize(core.model, _STATE_SPEC), np.float64)
+        mujoco.mj_getState(core.model, core.data, physics, _STATE_SPEC)
+        return {"physics": physics}
 
-        Actions are validated against the float32 Box (shape, dtype, finite, in [-1, 1]) and
-        handed to MuJoCo as float64, as the verified single reference does.
-        """
-        if self._obs is None:
-            raise RuntimeError("call reset() before step()")
-        actions = self.action_space.validate(actions, batch_shape=(self.num_envs,))
-        actions = np.asarray(actions, np.float64)
-        n = self.num_envs
-        obs = np.empty((n, OBS_DIM), np.float32)
-        reward = np.empty(n, np.float32)
-        terminated = np.empty(n, np.bool_)
-        truncated = np.empty(n, np.bool_)
-        for i, (env, a) in enumerate(zip(self.envs, actions, strict=True)):
-            o, r, term, trunc, _ = env.step(a)
-            self.final_obs[i] = o
-            if term or trunc:
-                o, _ = env.reset()  # continues this env's np_random stream
-            obs[i], reward[i], terminated[i], truncated[i] = o, r, term, trunc
-        self._obs = obs
-        return obs.copy(), reward, terminated, truncated
-
-    def get_state(self) -> dict[str, Any]:
-        """Everything a later step depends on (picklable): MuJoCo's integration state, the
-        TimeLimit counters and the reset RNG streams."""
-        per_env = []
-        for env in self.envs:
-            core = env.unwrapped
-            physics = np.empty(mujoco.mj_stateSize(core.model, _STATE_SPEC), np.float64)
-            mujoco.mj_getState(core.model, core.data, physics, _STATE_SPEC)
-            per_env.append({
-                "physics": physics,
-                "elapsed_steps": int(env._elapsed_steps or 0),  # TimeLimit, the outermost
-                "np_random": core.np_random.bit_generator.state,
-            })
-        obs = None if self._obs is None else self._obs.copy()
-        return {"envs": per_env, "obs": obs, "final_obs": self.final_obs.copy()}
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        if len(state["envs"]) != self.num_envs:
-            raise ValueError(
-                f"state holds {len(state['envs'])} environments, this batch has {self.num_envs}")
-        if self._obs is None:
-            self.reset()  # Gymnasium's OrderEnforcing wants a reset before the first step
-        for env, s in zip(self.envs, state["envs"], strict=True):
-            core = env.unwrapped
-            mujoco.mj_setState(core.model, core.data, np.asarray(s["physics"], np.float64),
-                               _STATE_SPEC)
-            # Derived quantities (positions of bodies...) as after a step; the integration
-            # state itself is left as set.
-            mujoco.mj_forward(core.model, core.data)
-            env._elapsed_steps = s["elapsed_steps"]
-            core.np_random.bit_generator.state = s["np_random"]
-        self._obs = None if state["obs"] is None else np.array(state["obs"], np.float32)
-        self.final_obs = np.array(state["final_obs"], np.float32)
-
-    def close(self) -> None:
-        for env in self.envs:
-            env.close()
+    def load_core(self, core: Any, saved: dict[str, Any]) -> None:
+        mujoco.mj_setState(core.model, core.data, np.asarray(saved["physics"], np.float64),
+                           _STATE_SPEC)
+        # Derived quantities (positions of bodies...) as after a step; the integration state
+        # itself is left as set.
+        mujoco.mj_forward(core.model, core.data)
 
 
 def make(num_envs: int, seed: int = 0, **env_kwargs: Any) -> HalfCheetahVectorReference:
