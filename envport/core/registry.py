@@ -45,17 +45,37 @@ class UnknownEnvironmentError(KeyError):
 
 @dataclass(frozen=True)
 class Tolerance:
-    """Per-field comparison rule: |got - expected| <= atol + rtol * |expected|."""
+    """Per-field comparison rule: |got - expected| <= atol + rtol * |expected| elementwise, or
+    with ``normwise`` <= atol + rtol * max |expected| over the field (one step's vector): the
+    error of a vector computed by one linear solve scales with the vector, not with each of
+    its components (a small joint velocity carries the rounding of the large ones)."""
 
     atol: float = 0.0
     rtol: float = 0.0
+    normwise: bool = False
 
     @property
     def exact(self) -> bool:
         return self.atol == 0.0 and self.rtol == 0.0
 
+    def allowed(self, expected: np.ndarray, steps: bool = False) -> np.ndarray:
+        """The allowed |error| for each element of ``expected`` (float64). ``steps``: the
+        leading axis counts steps, and a normwise scale is taken per step."""
+        mag = np.abs(np.asarray(expected, np.float64))
+        if self.normwise and mag.size:
+            if steps:
+                per_step = mag.reshape(len(mag), -1).max(axis=1, initial=0.0)
+                mag = np.broadcast_to(per_step.reshape((-1,) + (1,) * (mag.ndim - 1)),
+                                      mag.shape)
+            else:
+                mag = np.full_like(mag, mag.max())
+        return self.atol + self.rtol * mag
+
     def __str__(self) -> str:
-        return "exact" if self.exact else f"atol={self.atol:g} rtol={self.rtol:g}"
+        if self.exact:
+            return "exact"
+        return f"atol={self.atol:g} rtol={self.rtol:g}" + (" (normwise)" if self.normwise
+                                                             else "")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ def field_error(expected: Any, got: Any) -> float:
 
 
 def within(expected: Any, got: Any, tol: Tolerance, bound: Any = None) -> bool:
-    """|got - expected| <= atol + rtol |expected| elementwise (or <= ``bound`` when given)."""
+    """|got - expected| within ``tol`` (:meth:`Tolerance.allowed`), or <= ``bound`` when given."""
     e = np.asarray(expected)
     g = np.asarray(got)
     if e.shape != g.shape:
@@ -36,7 +36,7 @@ def within(expected: Any, got: Any, tol: Tolerance, bound: Any = None) -> bool:
             return bool(np.all((ef == gf) | (np.isnan(ef) & np.isnan(gf))))
         return bool(np.all(e.astype(np.int64) == g.astype(np.int64)))
     ef, gf = e.astype(np.float64), g.astype(np.float64)
-    allowed = tol.atol + tol.rtol * np.abs(ef) if bound is None else np.asarray(bound)
+    allowed = tol.allowed(ef) if bound is None else np.asarray(bound)
     return bool(np.all((np.abs(ef - gf) <= allowed) | (np.isnan(ef) & np.isnan(gf))))
 
 

@@ -203,7 +203,7 @@ def steps_within(expected: np.ndarray, got: np.ndarray, tol: Tolerance,
         if bound is None and tol.exact:
             ok = ef == gf
         else:
-            allowed = tol.atol + tol.rtol * np.abs(ef) if bound is None else bound
+            allowed = tol.allowed(ef, steps=True) if bound is None else bound
             ok = np.abs(ef - gf) <= allowed
         ok |= np.isnan(ef) & np.isnan(gf)
     return ok.reshape(len(e), -1).all(axis=1)
@@ -235,7 +235,7 @@ def envelope(spec: EnvSpec, expected: Trajectory, copies: list[Trajectory]
             worst = np.maximum(worst, d)
         running = ENVELOPE_FACTOR * np.maximum.accumulate(worst, axis=0)
         tol = spec.tolerance_for(k)
-        bounds[k] = np.maximum(tol.atol + tol.rtol * np.abs(e64), running)
+        bounds[k] = np.maximum(tol.allowed(e64, steps=True), running)
         too_wide = running.reshape(n, -1).max(axis=1) >= LOCKSTEP_EPS
         if too_wide.any():
             horizon = min(horizon, int(np.argmax(too_wide)))

@@ -35,3 +35,19 @@ def test_step_error_uses_the_state_and_growth_reports_the_horizon():
                        "obs": np.ones((3, 1), np.float32)})
     np.testing.assert_allclose(rollout.step_error(exp, got), [1e-5, 1e-4, 1e-2])
     assert rollout.Growth.first_at(rollout.step_error(exp, got), 1e-3) == 2
+
+
+def test_normwise_tolerance_scales_with_the_largest_element_of_each_step():
+    from envport.core.registry import Tolerance
+    from envport.verify.compare import within
+
+    tol = Tolerance(atol=1e-4, rtol=1e-4, normwise=True)
+    big = np.array([20.0, 0.01])
+    # 1e-3 on the small component: 10x its elementwise allowance, within 1e-4 + 1e-4 * 20.
+    assert within(big, big + np.array([0.0, 1e-3]), tol)
+    assert not within(big, big + np.array([0.0, 1e-3]), Tolerance(atol=1e-4, rtol=1e-4))
+    assert not within(big, big + np.array([0.0, 3e-3]), tol)
+    # Per step (rows): each step is scaled by its own largest element.
+    steps = np.array([[20.0, 0.01], [0.5, 0.01]])
+    got = steps + np.array([[0.0, 1e-3], [0.0, 1e-3]])
+    np.testing.assert_array_equal(rollout.steps_within(steps, got, tol), [True, False])

@@ -130,6 +130,7 @@ def mujoco_stages(s: Samples) -> list[dict[str, Any]]:
             "efc_pos": d.efc_pos[:nefc].copy(), "efc_R": d.efc_R[:nefc].copy(),
             "efc_aref": d.efc_aref[:nefc].copy(), "efc_force": d.efc_force[:nefc].copy(),
             "qacc": d.qacc.copy(), "qfrc_constraint": d.qfrc_constraint.copy(),
+            "iterations": int(d.solver_niter[0]),
         })
     return out
 
@@ -140,7 +141,9 @@ def _jax_forward() -> Callable:
     cm = cheetah_model()
 
     def one(q: jax.Array, v: jax.Array, u: jax.Array) -> dict[str, jax.Array]:
-        f = physics.forward(cm, q, v, u)
+        # mj_resetData leaves qacc_warmstart = 0: MuJoCo's solver starts from the better of
+        # 0 and qacc_smooth, and so does this one (the iterates, not just the minimiser, match).
+        f = physics.forward(cm, q, v, u, jnp.zeros_like(v))
         kin = f.kin
         return {
             "xpos": physics.to_world(kin, kin.xpos), "xmat": physics.rotation_matrix(kin.xang),
@@ -215,6 +218,8 @@ def compare(s: Samples, ref: list[dict[str, Any]], ours: dict[str, np.ndarray]
         for k in ("qM", "qfrc_bias", "qfrc_passive", "qfrc_actuator", "qacc_smooth", "qacc",
                   "qfrc_constraint"):
             note(k, rel_error(r[k], ours[k][i]), i)
+        # The solver's Newton iteration count (mjData.solver_niter): 1 where it differs.
+        note("solver.iterations", float(int(ours["iterations"][i]) != r["iterations"]), i)
         # Contacts: the same set (count), then dist, pos, frame and the 4 efc_J rows each.
         pairs = _match_contacts(r, ours, i, cap_index)
         n_ours = int(ours["con_active"][i].sum())
@@ -258,7 +263,7 @@ STAGES: dict[str, tuple[str, ...]] = {
     "constraints": ("limits.count", "efc_J.limit", "efc_pos.limit", "efc_pos.contact",
                     "efc_R.limit", "efc_R.contact", "efc_aref.limit", "efc_aref.contact"),
     "solver": ("qacc_smooth", "efc_force.limit", "efc_force.contact", "qfrc_constraint",
-               "qacc"),
+               "qacc", "solver.iterations"),
 }
 
 

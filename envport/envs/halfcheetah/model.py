@@ -183,6 +183,7 @@ class CheetahModel:
     meaninertia: float
     iterations: int
     ls_iterations: int
+    ls_tolerance: float
     tolerance: float
     qpos0: np.ndarray           # the configuration the body poses describe
     init_qpos: np.ndarray
@@ -248,6 +249,9 @@ def _check_options(m) -> None:
     _require(o.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL, "friction cone is not pyramidal")
     _require(o.disableflags == 0 and o.enableflags == 0, "disable/enable flags are set")
     _require(o.noslip_iterations == 0, "noslip solver is enabled")
+    # One kinematic tree: every constraint lands in one island holding all dofs, so the
+    # solver's scale is 1 / trace(M) (mj_solPrimal's island scaling).
+    _require(m.ntree == 1, "the model has more than one kinematic tree")
     _require(not np.any(o.wind) and o.density == 0
              and o.viscosity == 0, "fluid forces are enabled")
     _require(m.na == 0 and m.neq == 0 and m.ntendon == 0 and m.nflex == 0 and m.npair == 0
@@ -414,7 +418,8 @@ def from_mjmodel(m) -> CheetahModel:
         floor_normal=floor_normal,
         timestep=h, gravity=_planar(m.opt.gravity, "gravity"), impratio=float(m.opt.impratio),
         meaninertia=float(m.stat.meaninertia), iterations=int(m.opt.iterations),
-        ls_iterations=int(m.opt.ls_iterations), tolerance=float(m.opt.tolerance),
+        ls_iterations=int(m.opt.ls_iterations), ls_tolerance=float(m.opt.ls_tolerance),
+        tolerance=float(m.opt.tolerance),
         qpos0=np.array(m.qpos0), init_qpos=np.array(m.qpos0), init_qvel=np.zeros(nv),
     )
 

@@ -28,8 +28,8 @@ Fixed shapes for jit/vmap: 16 potential contacts (two end spheres per capsule) a
 limit rows (one per limited joint: both sides can never be active together), with masks. The
 pyramidal cone gives 4 rows per contact, two of them identical for a planar model (kept as one
 row of weight 2), so the constraint system has 6 + 16 * 3 = 54 masked rows.
-The Newton solver minimises MuJoCo's primal cost (see :func:`solve`) to its exact minimiser,
-the point MuJoCo's Newton iterations converge to.
+The Newton solver takes MuJoCo's iterates on its primal cost, line search and stopping rule
+included (see :func:`solve`), so it stops where MuJoCo stops, short of the exact minimiser.
 
 Layout (for speed on CPU): every array has its per-environment shape FIRST and any batch axes
 LAST (``qpos`` is (9,) for one environment, (9, B) for B of them), and the code indexes only the
@@ -657,107 +657,244 @@ class Solution(NamedTuple):
     qacc: Array
     force: Array        # efc_force per row (a weight-2 row carries the force of both rows)
     active: Array       # (nefc,) the rows whose quadratic cost is on (efc_state QUADRATIC)
-    iterations: Array   # Newton iterations taken
+    iterations: Array   # Newton iterations taken (mjData.solver_niter)
 
 
-# Step lengths tried when a full Newton step does not lower the cost (rare: far from the
-# solution, or the active set changes a lot). Halving 12 times is 2.4e-4 of the step.
-_BACKTRACK = tuple(0.5**k for k in range(13))
+class _Point(NamedTuple):
+    """A line-search point (mjPrimalPnt): step length, cost change from alpha = 0, and the
+    first and second derivatives of the cost along the search direction."""
+
+    alpha: Array
+    cost: Array
+    d0: Array
+    d1: Array
+
+
+def _where(c: Array, a: Any, b: Any) -> Any:
+    return jax.tree.map(lambda x, y: jnp.where(c, x, y), a, b)
+
+
+def _dot(a: Array, b: Array) -> Array:
+    return lead_sum(a * b)
+
+
+# Line-search phases. One loop iteration evaluates the points the previous one chose (carried
+# through the loop, so XLA cannot fuse the choosing logic into the per-row evaluation, where it
+# would be recomputed for every row): one-sided search, a bracket's midpoint, or the Newton
+# points from the bracket's two ends.
+_ONESIDED, _MIDPOINT, _ENDS, _DONE = 0, 1, 2, 3
+
+
+def line_search(cm: CheetahModel, Dw: Array, jar: Array, Jv: Array, slope0: Array,
+                curv0: Array, snorm: Array, scale: Array, run: Array,
+                slope_terms: Array | None = None) -> tuple[Array, Array]:
+    """PrimalSearch: MuJoCo's line search along a direction v of the piecewise-quadratic cost,
+    step for step (Newton steps from alpha = 0 while the slope keeps its sign, then a bracketed
+    search of midpoints and Newton points from both ends), with its convergence test
+    |slope| < tolerance * ls_tolerance * |v| / scale and its evaluation cap. Returns the step
+    length and the cost improvement (both 0 where MuJoCo returns 0).
+
+    ``slope0`` = v'(Ma - qfrc_smooth), ``curv0`` = v'Mv / 2 (the Gauss term's polynomial),
+    ``jar`` = J a - aref and ``Jv`` per row. Each environment runs its own search (as under
+    vmap); the loop runs while any that ``run`` has not finished.
+
+    In float32 the slope carries rounding far above MuJoCo's float64 test (its terms are
+    ~1e3 and the test ~1e-8), so the test could never pass and every search would run to the
+    cap; there the test is floored at the slope's rounding error, 8 eps times the magnitude of
+    its terms (``slope_terms`` = sum |v| (|Ma| + |qfrc_smooth|), plus the rows' and the
+    curvature's). float64 keeps MuJoCo's test unchanged."""
+    # Each row's cost along the line, q0 + alpha q1 + alpha^2 q2 where it is active, stacked so
+    # that one masked reduction per point sums all three.
+    quad = materialize(jnp.stack([0.5 * Dw * jar * jar, Dw * jar * Jv, 0.5 * Dw * Jv * Jv],
+                                 axis=1))  # (rows, 3, *batch)
+    cost_at_0 = materialize(lead_sum(jnp.where(jar < 0, quad[:, 0], 0.0)))
+    gtol = cm.tolerance * cm.ls_tolerance * snorm / scale
+    if slope_terms is not None and jar.dtype == jnp.float32:
+        terms = (slope_terms + lead_sum(jnp.abs(quad[:, 1]))
+                 + 2 * (curv0 + lead_sum(quad[:, 2])))
+        gtol = jnp.maximum(gtol, 8 * float(jnp.finfo(jnp.float32).eps) * terms)
+
+    def ev(alpha: Array) -> _Point:
+        """PrimalEval: the cost change and derivatives at ``alpha`` (per-env, with any number of
+        leading axes for several points at once)."""
+        lead = alpha.ndim - jar.ndim + 1
+        rows = (slice(None),) + (None,) * lead
+        on = jar[rows] + alpha * Jv[rows] < 0                      # (rows, *points)
+        t = lead_sum(jnp.where(on[:, :, None] if lead else on[:, None],
+                               quad[:, None] if lead else quad, 0.0))
+        t0, t1, t2 = (t[:, k] for k in range(3)) if lead else t
+        t1, t2 = slope0 + t1, curv0 + t2
+        cost = alpha * alpha * t2 + alpha * t1 + (t0 - cost_at_0)
+        d1 = 2 * t2
+        return _Point(alpha, cost, 2 * alpha * t2 + t1, jnp.where(d1 <= 0, MJ_MINVAL, d1))
+
+    def newton(p: _Point) -> Array:
+        return p.alpha - p.d0 / p.d1
+
+    def converged(p: _Point) -> Array:
+        return jnp.abs(p.d0) < gtol
+
+    def update_bracket(p: _Point, cands: list[_Point]) -> tuple[_Point, Array]:
+        moved = jnp.zeros_like(run)
+        for c in cands:
+            take = (((p.d0 < 0) & (c.d0 < 0) & (p.d0 < c.d0))
+                    | ((p.d0 > 0) & (c.d0 > 0) & (p.d0 > c.d0)))
+            p = _where(take, c, p)
+            moved = moved | take
+        return p, moved
+
+    def midpoint(p1: _Point, p2: _Point) -> Array:
+        return 0.5 * (p1.alpha + p2.alpha)
+
+    zero = jnp.zeros_like(snorm)
+    p0 = ev(zero)
+    p1 = ev(newton(p0))
+    first = converged(p1) & ((p1.alpha == 0) | (p1.cost < 0))
+    tiny = snorm < MJ_MINVAL
+    phase = jnp.where(~run | tiny | first, _DONE, _ONESIDED)
+    result = (jnp.where(first & ~tiny, p1.alpha, zero), jnp.where(first & ~tiny, -p1.cost, zero))
+    sign = jnp.where(p1.d0 < 0, 1.0, -1.0).astype(snorm.dtype)
+    no = jnp.zeros_like(run)
+    pending = jnp.stack([newton(p1), zero])
+    # phase, evaluations so far, bracket ends p1 and p2, their Newton points, the ends that
+    # moved (whose Newton points are pending), the points to evaluate next, the result
+    init = (phase, jnp.full(snorm.shape, 2, jnp.int32), p1, p0, p1, p1, (no, no), pending,
+            result)
+
+    def body(carry: tuple) -> tuple:
+        phase, n, p1, p2, p1next, p2next, (b1, b2), pending, result = carry
+        capped = n >= cm.ls_iterations
+        both = ev(pending)
+        e = jax.tree.map(lambda x: x[0], both)
+
+        # One-sided (e: the Newton point from p1). C checks the slope of p1 before evaluating.
+        one = phase == _ONESIDED
+        cont = (p1.d0 * sign <= -gtol) & ~capped
+        o_done = (cont & converged(e) & (e.cost < 0)) | (~cont & capped)
+        o_p1 = _where(cont, e, p1)
+        o = (jnp.where(o_done, _DONE, jnp.where(cont, _ONESIDED, _MIDPOINT)), n + 1, o_p1,
+             _where(cont, p1, p2), _where(cont, p1next, e), _where(cont, p2next, p1), (no, no),
+             jnp.stack([jnp.where(cont, newton(e), midpoint(p1, p2)), zero]),
+             (o_p1.alpha, -o_p1.cost))
+
+        # Midpoint (e: the bracket's midpoint): a converged candidate ends the search, else
+        # the ends move to better candidates and their Newton points are evaluated next.
+        cands = [p1next, p2next, e]
+        best, best_cost, found = e, jnp.zeros_like(e.cost), no
+        for c in cands:
+            pick = converged(c) & (~found | (c.cost < best_cost))
+            best = _where(pick, c, best)
+            best_cost = jnp.where(pick, c.cost, best_cost)
+            found = found | pick
+        m_p1, m_b1 = update_bracket(p1, cands)
+        m_p2, m_b2 = update_bracket(p2, cands)
+        stuck = ~found & ~m_b1 & ~m_b2
+        m = (jnp.where(found | stuck, _DONE, _ENDS), n + 1, m_p1, m_p2, p1next, p2next,
+             (m_b1, m_b2), jnp.stack([newton(m_p1), newton(m_p2)]),
+             _where(found, (best.alpha, -best.cost), (e.alpha, -e.cost)))
+        # out of evaluations (checked before the midpoint): the better end, if it improves
+        use1 = (p1.cost <= p2.cost) & (p1.cost < 0)
+        use2 = ~use1 & (p2.cost <= p1.cost) & (p2.cost < 0)
+        m_capped = (jnp.full_like(phase, _DONE), n, p1, p2, p1next, p2next, (no, no), pending,
+                    (jnp.where(use1, p1.alpha, jnp.where(use2, p2.alpha, zero)),
+                     jnp.where(use1, -p1.cost, jnp.where(use2, -p2.cost, zero))))
+        m = _where((phase == _MIDPOINT) & capped, m_capped, m)
+
+        # Ends: the Newton points of the ends that moved; then the next midpoint.
+        second = jax.tree.map(lambda x: x[1], both)
+        x = (jnp.full_like(phase, _MIDPOINT), n + b1.astype(jnp.int32) + b2.astype(jnp.int32),
+             p1, p2, _where(b1, e, p1next), _where(b2, second, p2next), (no, no),
+             jnp.stack([midpoint(p1, p2), zero]), result)
+
+        new = _where(one, o, _where(phase == _MIDPOINT, m, x))
+        return _where(phase != _DONE, new, carry)
+
+    final = jax.lax.while_loop(lambda c: jnp.any(c[0] != _DONE), body, init)
+    return final[-1]
 
 
 def solve(cm: CheetahModel, M: dict[tuple[int, int], Array], qfrc_smooth: Array,
-          efc: Constraints, qacc_init: Array, max_iter: int = 20, polish: bool = True
-          ) -> Solution:
-    """mj_solNewton's problem: minimise over qacc
+          efc: Constraints, qacc_init: Array) -> Solution:
+    """mj_solNewton: minimise over qacc MuJoCo's primal cost
 
-        cost(a) = 1/2 (a - a0)'M(a - a0) + sum_rows w D/2 min(0, J a - aref)^2,
+        cost(a) = 1/2 (a - a0)'M(a - a0) + sum_rows w D/2 min(0, J a - aref)^2
 
-    MuJoCo's primal formulation (a0 = qacc_smooth). The cost is strictly convex and piecewise
-    quadratic, so its minimiser is unique: it is what MuJoCo's Newton iteration converges to,
-    whatever path each takes. Here each iteration is a full Newton step on the current active
-    set (the exact minimiser of that quadratic piece: H = M + J'DJ, factored tree-sparse), kept
-    if it lowers the cost, else backtracked. When a step leaves the active set unchanged the
-    point minimises its own piece, so the gradient vanishes and it is THE solution (exact, not
-    within a tolerance). ``polish`` then takes one more Newton step on the final active set: zero
-    in exact arithmetic, in float32 it removes most of the error of the last ill-conditioned
-    solve (iterative refinement). The gradient is MuJoCo's Ma - qfrc_smooth - qfrc_constraint.
+    (a0 = qacc_smooth) with MuJoCo's iterates and stopping rule, so that where MuJoCo stops
+    short of the exact minimiser this stops at the same point. Each iteration: the Newton
+    direction on the current active set (H = M + J'DJ, factored tree-sparse), MuJoCo's line
+    search along it (:func:`line_search`), then stop when the scaled cost improvement is
+    positive and below ``opt.tolerance``, or the scaled gradient is, or the Newton decrement
+    (the next step's predicted improvement) is. Before the first step: stop if the warmstart
+    already meets the gradient test and either the duality-gap certificate or the decrement.
+    The scale is 1 / trace(M): one island holds every dof (model.py checks one kinematic tree).
+    Checked against MuJoCo in float64: the same iteration count on every state of the L1 set.
 
     ``M`` is the mass matrix's tree-sparse entries (:func:`mass_entries`); products with J use
     its factored form (:class:`RowJacobian`). With trailing batch axes (see the module
-    docstring) each environment iterates until it converges, as under ``vmap``: the loop runs
+    docstring) each environment iterates until it stops, as under ``vmap``: the loop runs
     while any has not, and the others keep their result.
     """
     jac, aref = efc.jac, efc.aref
     Dw = efc.D * bcast(efc.weight, efc.D)
-
-    def residual(a: Array) -> Array:
-        return jac_mul(cm, jac, a) - aref
+    tol = cm.tolerance
+    scale = 1.0 / sum(M[(i, i)] for i in range(cm.nv))
 
     def active_of(jar: Array) -> Array:
         return (jar < 0) & (Dw > 0)
 
-    def cost(a: Array, jar: Array) -> Array:
-        # (a - a0)'M(a - a0)/2 up to a constant
-        gauss = 0.5 * lead_sum((tree_matvec(cm, M, a) - 2 * qfrc_smooth) * a)
-        return gauss + 0.5 * lead_sum(Dw * jnp.minimum(jar, 0.0) ** 2)
+    def gradient(Ma: Array, jar: Array) -> tuple[Array, Array]:
+        """The active set and grad = Ma - qfrc_smooth - J'force."""
+        act = active_of(jar)
+        return act, Ma - qfrc_smooth + jac_t_mul(cm, jac, jnp.where(act, Dw, 0.0) * jar)
 
-    def newton_step(a: Array, act: Array, jar: Array) -> tuple[Array, Array]:
-        """The Newton step v and the smooth part of the gradient, Ma - qfrc_smooth."""
-        Dact = jnp.where(act, Dw, 0.0)
-        grad_smooth = tree_matvec(cm, M, a) - qfrc_smooth
-        grad = grad_smooth + jac_t_mul(cm, jac, Dact * jar)
-        JDJ = constraint_hessian(cm, jac, Dact)
+    def newton_solve(act: Array, grad: Array) -> Array:
+        """H^-1 grad with H = M + J'DJ on the active rows (MuJoCo's Mgrad)."""
+        JDJ = constraint_hessian(cm, jac, jnp.where(act, Dw, 0.0))
         H = {ij: M[ij] + JDJ[ij] for ij in M}
-        return -tree_solve(cm, tree_factor(cm, H), grad), grad_smooth
+        return tree_solve(cm, tree_factor(cm, H), grad)
+
+    def decrement(grad: Array, Hgrad: Array) -> Array:
+        return jnp.maximum(0.0, 0.5 * scale * _dot(grad, Hgrad))
+
+    def norm(x: Array) -> Array:
+        return jnp.sqrt(_dot(x, x))
 
     def body(carry: tuple) -> tuple:
-        a, jar, act, c, it, _done = carry
-        v, grad_smooth = newton_step(a, act, jar)
-        Jv = jac_mul(cm, jac, v)
-        vMv = lead_sum(v * tree_matvec(cm, M, v))
-        vg = lead_sum(v * grad_smooth)
-        hinge0 = jnp.minimum(jar, 0.0) ** 2
+        a, Ma, jar, _act, _grad, Hgrad, it, done = carry
         run = running(carry)
-
-        def trial(search: tuple) -> tuple:
-            # cost(a + t v), cheap: the rows are already projected. The step lengths are tried
-            # longest first until every (running) environment has one that lowers its cost:
-            # usually the full step, so the other trials are rarely computed for anyone.
-            k, step, c_best, found = search
-            t = jnp.asarray(_BACKTRACK, c.dtype)[k]
-            c_t = (c + t * vg + 0.5 * t**2 * vMv
-                   + 0.5 * lead_sum(Dw * (jnp.minimum(jar + t * Jv, 0.0) ** 2 - hinge0)))
-            better = (c_t < c) & ~found
-            return (k + 1, jnp.where(better, t, step), jnp.where(better, c_t, c_best),
-                    found | better)
-
-        # The longest step that lowers the cost (0 if none), and its cost.
-        _, step, c_new, _ = jax.lax.while_loop(
-            lambda search: (search[0] < len(_BACKTRACK)) & jnp.any(run & ~search[3]), trial,
-            (jnp.zeros((), jnp.int32), jnp.zeros_like(c), c, jnp.zeros_like(run)))
-        ok = step > 0
-        a_new = a + step * v
-        jar_new = jar + step * Jv
-        act_new = active_of(jar_new)
-        # Converged: a full step that left the active set unchanged, or no step lowers the cost.
-        same = lead_sum(act_new == act, op=jnp.logical_and)
-        done_new = ((step == 1.0) & same) | ~ok
-        # Environments that had stopped keep their values (what vmap of a while loop does).
-        new = (a_new, jar_new, act_new, c_new, it + 1, done_new)
-        return tuple(jnp.where(run, n, o) for n, o in zip(new, carry, strict=True))
+        v = -Hgrad
+        Mv = tree_matvec(cm, M, v)
+        Jv = jac_mul(cm, jac, v)
+        alpha, improvement = line_search(
+            cm, Dw, jar, Jv, _dot(v, Ma - qfrc_smooth), 0.5 * _dot(v, Mv), norm(v), scale, run,
+            slope_terms=_dot(jnp.abs(v), jnp.abs(Ma) + jnp.abs(qfrc_smooth)))
+        moved = alpha != 0
+        a_new, Ma_new, jar_new = a + alpha * v, Ma + alpha * Mv, jar + alpha * Jv
+        act_new, grad_new = gradient(Ma_new, jar_new)
+        Hgrad_new = newton_solve(act_new, grad_new)
+        improvement = scale * improvement
+        stop = (((improvement > 0) & (improvement < tol)) | (scale * norm(grad_new) < tol)
+                | (decrement(grad_new, Hgrad_new) < tol))
+        new = (a_new, Ma_new, jar_new, act_new, grad_new, Hgrad_new, it + 1, stop)
+        # a zero step ends the iteration where it is (and is not counted)
+        new = _where(moved, new, (*carry[:-1], jnp.ones_like(done)))
+        return _where(run, new, carry)
 
     def running(carry: tuple) -> Array:
-        return (~carry[5]) & (carry[4] < max_iter)
+        return (~carry[-1]) & (carry[-2] < cm.iterations)
 
-    jar0 = residual(qacc_init)
+    Ma0 = tree_matvec(cm, M, qacc_init)
+    jar0 = jac_mul(cm, jac, qacc_init) - aref
+    act0, grad0 = gradient(Ma0, jar0)
+    Hgrad0 = newton_solve(act0, grad0)
+    small = scale * norm(grad0) < tol
+    gap = decrement(grad0, tree_solve(cm, tree_factor(cm, M), grad0)) < tol
+    done0 = small & (gap | (decrement(grad0, Hgrad0) < tol))
     # zeros_like of the data (not jnp.zeros): under shard_map the carry must vary like it.
-    init = (qacc_init, jar0, active_of(jar0), cost(qacc_init, jar0),
-            jnp.zeros_like(qacc_init[0], dtype=jnp.int32),
-            jnp.zeros_like(qacc_init[0], dtype=bool))
-    a, jar, act, _c, it, _done = jax.lax.while_loop(lambda c: jnp.any(running(c)), body, init)
-    if polish:
-        a = a + newton_step(a, act, jar)[0]
-        jar = residual(a)
+    init = (qacc_init, Ma0, jar0, act0, grad0, Hgrad0,
+            jnp.zeros_like(qacc_init[0], dtype=jnp.int32), done0)
+    a, _Ma, jar, act, *_, it, _done = jax.lax.while_loop(
+        lambda c: jnp.any(running(c)), body, init)
     force = jnp.where(act, -efc.D * jar, 0.0)  # per MuJoCo row (unweighted)
     return Solution(a, force, act, it)
 
@@ -765,8 +902,8 @@ def solve(cm: CheetahModel, M: dict[tuple[int, int], Array], qfrc_smooth: Array,
 def warmstart(cm: CheetahModel, M: dict[tuple[int, int], Array], qfrc_smooth: Array,
               efc: Constraints, qacc_smooth: Array, qacc_warm: Array,
               use_warm: Array | bool = True) -> Array:
-    """MuJoCo's warmstart(): start from the previous qacc if its cost is lower than that of
-    qacc_smooth (fewer Newton steps; the solution does not depend on the start)."""
+    """MuJoCo's warmstart(): start from the previous qacc unless qacc_smooth costs less. The
+    start matters: MuJoCo stops within a tolerance, so its result depends on where it began."""
     Dw = efc.D * bcast(efc.weight, efc.D)
 
     def cost(a: Array) -> Array:
@@ -774,7 +911,7 @@ def warmstart(cm: CheetahModel, M: dict[tuple[int, int], Array], qfrc_smooth: Ar
         return 0.5 * lead_sum((tree_matvec(cm, M, a) - 2 * qfrc_smooth) * a) + 0.5 * (
             lead_sum(Dw * jnp.minimum(jar, 0.0) ** 2))
 
-    warm = materialize(use_warm & (cost(qacc_warm) < cost(qacc_smooth)))
+    warm = materialize(use_warm & (cost(qacc_warm) <= cost(qacc_smooth)))
     return jnp.where(warm, qacc_warm, qacc_smooth)
 
 

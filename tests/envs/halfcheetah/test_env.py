@@ -139,15 +139,6 @@ def test_interaction_float64():
     assert report.layers["interaction"].counts["states"] == 40
 
 
-# float64 L3: one episode in 100 (seed 0, episode seed 33, step 58) leaves the envelope because
-# MuJoCo 4.0.0's Newton solver stops one step short of its exact minimiser (the scaled cost
-# improvement left, 9.5e-9, is below opt.tolerance 1e-8) while the translation takes that step:
-# qvel then differs by 1.4e-6 after one env step (README, Verification).
-L3_FLOAT64_STATUS = ("float64 L3: MuJoCo stops its Newton iteration when the remaining scaled "
-                     "improvement is below opt.tolerance; the translation solves to the exact "
-                     "minimiser (1 of 100 episodes; see envport/envs/halfcheetah/README.md)")
-
-
 @pytest.mark.slow
 def test_full_equivalence_float32():
     report = verify(SPEC, episodes=100, states=1000, examples=10)
@@ -155,7 +146,6 @@ def test_full_equivalence_float32():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason=L3_FLOAT64_STATUS, strict=True)
 def test_rollouts_float64():
     with jax.enable_x64(True):
         report = verify(variant(dtype="float64"), ("interaction", "rollout"), episodes=100,

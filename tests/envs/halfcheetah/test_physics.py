@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from envport.envs.halfcheetah import SPEC, STAGES, checks, physics
+from envport.envs.halfcheetah import SPEC, STAGES, checks, model, physics
 from envport.envs.halfcheetah.model import cheetah_model
 
 N_STATES = 120  # the size SPEC.components uses: one MuJoCo + JAX pass shared by every test
@@ -98,3 +98,47 @@ def test_factored_jacobian_products_match_the_dense_jacobian(errors):
             np.testing.assert_allclose(Jx, J @ x, rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(Jtf, J.T @ f, rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(JDJ, (J.T * d) @ J, rtol=1e-12, atol=1e-10)
+
+
+def test_the_solver_stops_where_mujoco_stops(errors):
+    """The solver takes MuJoCo's iterates and stops by its rule, not at the exact minimiser.
+    With loose solver options (opt.tolerance 0.1, ls_tolerance 0.9, read from the model like
+    every constant) MuJoCo stops visibly short of its minimiser on some states; the JAX
+    solver must stop at the same point, after the same number of iterations."""
+    import mujoco
+
+    _, s = errors
+    m = model.mj_model()
+    d = mujoco.MjData(m)
+
+    def mujoco_qacc(tolerance: float, ls_tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+        saved = m.opt.tolerance, m.opt.ls_tolerance
+        m.opt.tolerance, m.opt.ls_tolerance = tolerance, ls_tolerance
+        try:
+            out, niter = [], []
+            for q, v, u in zip(s.qpos, s.qvel, s.ctrl, strict=True):
+                mujoco.mj_resetData(m, d)
+                d.qpos[:], d.qvel[:], d.ctrl[:] = q, v, u
+                mujoco.mj_forward(m, d)
+                out.append(d.qacc.copy())
+                niter.append(int(d.solver_niter[0]))
+            return np.array(out), np.array(niter)
+        finally:
+            m.opt.tolerance, m.opt.ls_tolerance = saved
+
+    loose, niter = mujoco_qacc(0.1, 0.9)
+    exact, _ = mujoco_qacc(0.0, 0.01)
+    cm = dataclasses.replace(cheetah_model(), tolerance=0.1, ls_tolerance=0.9)
+    with jax.enable_x64(True):
+        sol = jax.jit(jax.vmap(lambda q, v, u: physics.forward(cm, q, v, u,
+                                                               jnp.zeros_like(v)).sol))(
+            *(jnp.asarray(a, jnp.float64) for a in (s.qpos, s.qvel, s.ctrl)))
+    qacc, iters = np.asarray(sol.qacc), np.asarray(sol.iterations)
+
+    def rel(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.abs(a - b).max(axis=1) / np.maximum(1.0, np.abs(b).max(axis=1))
+
+    short = rel(loose, exact) > 1e-6
+    assert short.any(), "no state where MuJoCo stops short: the test would not discriminate"
+    np.testing.assert_array_equal(iters, niter)
+    assert rel(qacc, loose).max() < 1e-10
