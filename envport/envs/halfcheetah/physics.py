@@ -374,17 +374,22 @@ def contacts(cm: CheetahModel, kin: Kinematics) -> Contacts:
     for k in range(cm.ncap):
         ax, az = kin.cap_axis[k, 0], kin.cap_axis[k, 1]
         half, radius = float(cm.cap_halflen[k]), float(cm.cap_radius[k])
-        # mju_makeFrame: y axis = capsule axis orthogonalised against the normal, normalised.
+        # mju_makeFrame: y axis = capsule axis orthogonalised against the normal, normalised
+        # by mju_normalize3, which gives (1, 0, 0) below mjMINVAL: a capsule standing straight
+        # up (in float32 its axis can be exactly the normal) has no orthogonal part.
         an = ax * nx + az * nz
         tx, tz = ax - an * nx, az - an * nz
         norm = jnp.sqrt(tx * tx + tz * tz)
+        undefined = norm < MJ_MINVAL
+        inv = 1.0 / jnp.where(undefined, 1.0, norm)
+        tx, tz = jnp.where(undefined, 1.0, tx * inv), jnp.where(undefined, 0.0, tz * inv)
         for sign in (1.0, -1.0):
             ex = kin.cap_pos[k, 0] + sign * half * ax
             ez = kin.cap_pos[k, 1] + sign * half * az
             d = (ex - p0x) * nx + (ez - p0z) * nz - radius
             dist.append(d)
             pos.append(jnp.stack([ex - nx * (d / 2 + radius), ez - nz * (d / 2 + radius)]))
-            tangent.append(jnp.stack([tx / norm, tz / norm]))
+            tangent.append(jnp.stack([tx, tz]))
     dist_a, pos_a = jnp.stack(dist), jnp.stack(pos)
     # Detected when dist <= margin, a constraint unless excluded for dist >= includemargin.
     include = np.repeat(np.minimum(cm.cap_includemargin, cm.cap_margin), 2)

@@ -151,3 +151,44 @@ def test_rollouts_float64():
         report = verify(variant(dtype="float64"), ("interaction", "rollout"), episodes=100,
                         states=1000)
     assert report.passed, report.to_prompt()
+
+
+# Met while training PPO (L4): a flipped cheetah whose foot capsule, three MuJoCo steps into
+# this env step, stands exactly along the floor normal in float32. The contact frame's tangent
+# was 0/0 there (mju_normalize3 gives (1, 0, 0)), and the NaN row poisoned the whole solve.
+VERTICAL_CAPSULE_STATE = {
+    "qpos": [2.7948150634765625, -0.5325288772583008, 3.342841386795044, 0.05284534767270088,
+             0.4203139841556549, -0.3759889602661133, -0.5044183731079102,
+             -0.12001117318868637, -0.0911363884806633],
+    "qvel": [0.7704798579216003, 1.4754220247268677, 1.3719993829727173, 9.390217781066895,
+             15.569419860839844, 3.8080384731292725, -14.72455883026123, -16.722644805908203,
+             -10.014274597167969],
+    "action": [0.3454660475254059, 0.3141903281211853, 0.4656583368778229, -1.0,
+               -0.2684250771999359, -1.0],
+}
+
+
+def test_a_capsule_along_the_floor_normal_steps_like_mujoco(ref):
+    s = VERTICAL_CAPSULE_STATE
+    ref.reset(0)
+    ref.set_state({"qpos": np.array(s["qpos"]), "qvel": np.array(s["qvel"]), "time": 85})
+    expected = ref.step(np.array(s["action"]))[0]
+    env = HalfCheetah()
+    state = HalfCheetahState(jnp.asarray(s["qpos"], jnp.float32),
+                             jnp.asarray(s["qvel"], jnp.float32), jnp.int32(85))
+    got = np.asarray(jax.jit(lambda st, a: env.transition(st, a, ()).obs)(
+        state, jnp.asarray(s["action"], jnp.float32)))
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, expected, atol=1e-4 + 1e-4 * np.abs(expected).max())
+
+
+def test_the_contact_frame_of_a_capsule_along_the_normal_is_mujocos_default():
+    from envport.envs.halfcheetah import physics
+    from envport.envs.halfcheetah.model import cheetah_model
+
+    cm = cheetah_model()
+    kin = physics.kinematics(cm, jnp.zeros(9, jnp.float32))
+    normal = jnp.asarray(cm.floor_normal, jnp.float32)
+    con = physics.contacts(cm, kin._replace(cap_axis=kin.cap_axis.at[2].set(normal)))
+    np.testing.assert_array_equal(np.asarray(con.tangent[4:6]), [[1.0, 0.0], [1.0, 0.0]])
+    assert np.isfinite(np.asarray(con.tangent)).all()
