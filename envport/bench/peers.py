@@ -26,7 +26,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -65,9 +65,28 @@ def _require(module: str) -> Any:
                               f"{e}") from e
 
 
+class Peer(NamedTuple):
+    """A peer's ``init(batch, key) -> state`` (batched), per-environment ``step(state,
+    action) -> state``, a description, and ``chunk``: vmap at most this many environments at
+    once (larger batches run as sequential chunks in one jitted step), or None."""
+
+    init: Callable
+    step: Callable
+    mode: str
+    chunk: int | None = None
+
+
+# XLA's CPU compile of MJX vmapped over 1,024 environments did not finish in 10 minutes on the
+# 2-core machine ("Very slow compile" from XLA for jit(init), at 64 it takes ~1 minute), so MJX
+# steps larger batches as sequential chunks of this many environments (the same work; the rows
+# say so). Chunks are interleaved across the batch so that each stays split across devices.
+MJX_CHUNK = 64
+
+
 # ------------------------------------------------------------------ HalfCheetah's peers
-def mjx_env(seed: int = 0) -> tuple[Callable, Callable, str]:
-    """(init(batch, key) -> data, step(data, action) -> data, mode) for MJX on Gymnasium's XML."""
+def mjx_env(seed: int = 0) -> Peer:
+    """(init(batch, key) -> data, step(data, action) -> data, mode) for MJX on Gymnasium's XML;
+    batches above :data:`MJX_CHUNK` in chunks."""
     mjx = _require("mujoco.mjx")
     import mujoco
 
@@ -84,13 +103,15 @@ def mjx_env(seed: int = 0) -> tuple[Callable, Callable, str]:
         qvel = 0.1 * jax.random.normal(k2, (batch, m.nv), jnp.float32)
         base = mjx.make_data(mx)
         data = jax.vmap(lambda q, v: base.replace(qpos=q, qvel=v))(qpos, qvel)
-        return jax.vmap(lambda d: mjx.forward(mx, d))(data)
+        return jax.lax.map(lambda d: mjx.forward(mx, d), data,
+                           batch_size=min(batch, MJX_CHUNK))
 
     def step(data: Any, action: jax.Array) -> Any:
         data = data.replace(ctrl=action)
         return jax.lax.fori_loop(0, frame_skip, lambda _, d: mjx.step(mx, d), data)
 
-    return init, step, f"mjx {mujoco.__version__}/{_version('mujoco-mjx')}, jit(vmap(5 mjx.step))"
+    return Peer(init, step, f"mjx {mujoco.__version__}/{_version('mujoco-mjx')}, "
+                            "jit(vmap(5 mjx.step))", MJX_CHUNK)
 
 
 def brax_env(seed: int = 0) -> tuple[Callable, Callable, str]:
@@ -117,12 +138,38 @@ def _version(dist: str) -> str:
 
 
 # ------------------------------------------------------------------------------- the timing
-def make_peer_rollout(step: Callable, space: Space, batch_size: int, devices: int = 1
-                      ) -> Callable[[Any, jax.Array, jax.Array], Any]:
+def chunked_vmap(step: Callable, batch_size: int, chunk: int | None) -> Callable:
+    """``vmap(step)`` over a batch, as ``batch_size // chunk`` sequential vmaps of ``chunk``
+    environments when the batch is larger. Chunk k holds environments k, k + groups, ...: the
+    batch axis stays the chunk's axis, so a batch split across devices keeps each chunk split
+    across them too."""
+    vstep = jax.vmap(step)
+    if chunk is None or batch_size <= chunk:
+        return vstep
+    if batch_size % chunk:
+        raise ValueError(f"batch {batch_size} is not a multiple of the peer's chunk {chunk}")
+    groups = batch_size // chunk
+
+    def to_chunks(x: jax.Array) -> jax.Array:
+        return jnp.swapaxes(x.reshape((chunk, groups, *x.shape[1:])), 0, 1)
+
+    def from_chunks(x: jax.Array) -> jax.Array:
+        return jnp.swapaxes(x, 0, 1).reshape((batch_size, *x.shape[2:]))
+
+    def run(state: Any, action: jax.Array) -> Any:
+        out = jax.lax.map(lambda sa: vstep(*sa),
+                          jax.tree.map(to_chunks, (state, action)))
+        return jax.tree.map(from_chunks, out)
+
+    return run
+
+
+def make_peer_rollout(step: Callable, space: Space, batch_size: int, devices: int = 1,
+                      chunk: int | None = None) -> Callable[[Any, jax.Array, jax.Array], Any]:
     """Jitted ``(state, seed, steps) -> state``: ``steps`` (traced) random-action steps of a
     batch, the actions envport's counter-hash actions of ``space`` (so every backend pays the
     same for them)."""
-    vstep = jax.vmap(step)
+    vstep = chunked_vmap(step, batch_size, chunk)
 
     def rollout(state: Any, seed: jax.Array, steps: jax.Array) -> Any:
         n = jax.tree_util.tree_leaves(state)[0].shape[0]
@@ -158,11 +205,13 @@ def peer_throughput(name: str, peer: str, batch_sizes: Sequence[int],
                          f"{', '.join(spec.peers) or 'none'}")
     translation = envport.make(name)
     space = translation.action_space(translation.default_params())
-    init, step, mode = spec.peers[peer]()
+    init, step, mode, chunk = Peer(*spec.peers[peer]())
     rows = []
     for n in batch_sizes:
         for devices in device_counts_for(n, device_counts):
-            rollout = make_peer_rollout(step, space, n, devices)
+            rollout = make_peer_rollout(step, space, n, devices, chunk)
+            if chunk is not None and n > chunk:
+                mode = mode.split(" [")[0] + f" [{n // chunk} sequential chunks of {chunk}]"
             state = jax.jit(init, static_argnums=0)(n, jax.random.key(seed))
             if devices > 1:
                 mesh = Mesh(np.array(jax.devices()[:devices]), ("batch",))

@@ -726,6 +726,13 @@ RUN_FORMAT = "envport-ppo-run/1"
 CHUNK_ENV_STEPS = 2**16
 
 
+class TrainingDiverged(ValueError):
+    """An update's loss was not finite: the environment returned a NaN/inf observation or
+    reward, or the update blew up. Raised at the end of the chunk that contains it; the run's
+    checkpoint stays at the last chunk whose losses were all finite (resumable from there). A
+    ValueError, so the CLI reports it in one line like other bad runs."""
+
+
 @dataclasses.dataclass
 class TrainResult:
     run_dir: Path
@@ -1071,6 +1078,14 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
             seconds = time.perf_counter() - t
             rows = _chunk_rows(stats, cfg, done_updates, wall, seconds)
             _write_log(log_path, rows, append=True)
+            bad = [r["update"] for r in rows
+                   if not (math.isfinite(r["policy_loss"]) and math.isfinite(r["value_loss"]))]
+            if bad:  # carrying NaN parameters on would waste the rest of the run
+                raise TrainingDiverged(
+                    f"{name}/{backend} seed {cfg.seed}: the loss of update {int(bad[0])} is not "
+                    f"finite (a NaN or inf from the environment, or an exploding update); "
+                    f"{run_dir} keeps the checkpoint of update {done_updates} (log rows after "
+                    "it are dropped on resume)")
             state, done_updates, wall = new_state, done_updates + n, wall + seconds
             checkpoint()
             rows_so_far += rows

@@ -164,3 +164,20 @@ def test_stalled_child_is_killed_keeping_its_rows(tmp_path: Path,
         run_child("stalling_child", {}, stall_seconds=2.0)
     assert caught.value.rows == [{"backend": "x", "batch_size": 1}]
     assert time.perf_counter() - t < 60
+
+
+def test_chunked_vmap_is_vmap_in_sequential_chunks() -> None:
+    """A peer too slow to compile at a large vmap width (MJX) steps the batch in chunks: the
+    same per-environment results, each chunk interleaved across the batch."""
+    def step(state: jax.Array, action: jax.Array) -> jax.Array:
+        return 0.5 * state + action
+
+    state = jnp.arange(24.0).reshape(12, 2)
+    action = jnp.ones((12, 2))
+    whole = jax.vmap(step)(state, action)
+    chunked = jax.jit(peers_mod.chunked_vmap(step, 12, 4))(state, action)
+    assert (chunked == whole).all()
+    jaxpr = str(jax.make_jaxpr(peers_mod.chunked_vmap(step, 12, 4))(state, action))
+    assert "scan" in jaxpr and "length=3" in jaxpr  # 3 sequential vmaps of 4
+    with pytest.raises(ValueError, match="multiple of the peer's chunk"):
+        peers_mod.chunked_vmap(step, 10, 4)

@@ -204,3 +204,15 @@ def test_pong_training_is_identical_on_both_backends(tmp_path: Path) -> None:
     for ra, rb in zip(log_a, log_b, strict=True):
         for k in ("policy_loss", "value_loss", "entropy", "approx_kl"):
             assert ra[k] == rb[k], (k, ra, rb)
+
+
+def test_a_diverging_run_stops_with_its_last_finite_checkpoint(tmp_path: Path) -> None:
+    """A NaN loss (here a NaN learning rate: the first minibatch step of update 1 makes the
+    parameters NaN) stops the run with a clear error instead of training on NaN; the checkpoint
+    is the last finite one (here the initial one, not the NaN state after update 1)."""
+    from envport.train.ppo import TrainingDiverged, load_checkpoint
+
+    with pytest.raises(TrainingDiverged, match="loss of update 1 is not finite"):
+        train("cartpole", "jax", steps=STEPS, seed=7, out=tmp_path / "nan",
+              config_overrides={**TINY, "lr": float("nan")}, progress=False, chunk_updates=1)
+    assert load_checkpoint(tmp_path / "nan")["update"] == 0
