@@ -103,8 +103,7 @@ def mjx_env(seed: int = 0) -> Peer:
         qvel = 0.1 * jax.random.normal(k2, (batch, m.nv), jnp.float32)
         base = mjx.make_data(mx)
         data = jax.vmap(lambda q, v: base.replace(qpos=q, qvel=v))(qpos, qvel)
-        return jax.lax.map(lambda d: mjx.forward(mx, d), data,
-                           batch_size=min(batch, MJX_CHUNK))
+        return chunked_vmap(lambda d: mjx.forward(mx, d), batch, MJX_CHUNK)(data)
 
     def step(data: Any, action: jax.Array) -> Any:
         data = data.replace(ctrl=action)
@@ -139,10 +138,10 @@ def _version(dist: str) -> str:
 
 # ------------------------------------------------------------------------------- the timing
 def chunked_vmap(step: Callable, batch_size: int, chunk: int | None) -> Callable:
-    """``vmap(step)`` over a batch, as ``batch_size // chunk`` sequential vmaps of ``chunk``
-    environments when the batch is larger. Chunk k holds environments k, k + groups, ...: the
-    batch axis stays the chunk's axis, so a batch split across devices keeps each chunk split
-    across them too."""
+    """``vmap(step)`` over a batch (every argument's leading axis), as ``batch_size // chunk``
+    sequential vmaps of ``chunk`` environments when the batch is larger. Chunk k holds
+    environments k, k + groups, ...: the batch axis stays the chunk's axis, so a batch split
+    across devices keeps each chunk split across them too."""
     vstep = jax.vmap(step)
     if chunk is None or batch_size <= chunk:
         return vstep
@@ -156,9 +155,8 @@ def chunked_vmap(step: Callable, batch_size: int, chunk: int | None) -> Callable
     def from_chunks(x: jax.Array) -> jax.Array:
         return jnp.swapaxes(x, 0, 1).reshape((batch_size, *x.shape[2:]))
 
-    def run(state: Any, action: jax.Array) -> Any:
-        out = jax.lax.map(lambda sa: vstep(*sa),
-                          jax.tree.map(to_chunks, (state, action)))
+    def run(*args: Any) -> Any:
+        out = jax.lax.map(lambda a: vstep(*a), jax.tree.map(to_chunks, args))
         return jax.tree.map(from_chunks, out)
 
     return run
