@@ -763,8 +763,9 @@ def line_search(cm: CheetahModel, Dw: Array, jar: Array, Jv: Array, slope0: Arra
     pending = jnp.stack([newton(p1), zero])
     # phase, evaluations so far, bracket ends p1 and p2, their Newton points, the ends that
     # moved (whose Newton points are pending), the points to evaluate next, the result
-    init = (phase, jnp.full(snorm.shape, 2, jnp.int32), p1, p0, p1, p1, (no, no), pending,
-            result)
+    # (zeros_like of the data, not jnp.full: under shard_map the carry must vary like it)
+    init = (phase, jnp.zeros_like(snorm, dtype=jnp.int32) + 2, p1, p0, p1, p1, (no, no),
+            pending, result)
 
     def body(carry: tuple) -> tuple:
         phase, n, p1, p2, p1next, p2next, (b1, b2), pending, result = carry

@@ -192,3 +192,23 @@ def test_the_contact_frame_of_a_capsule_along_the_normal_is_mujocos_default():
     con = physics.contacts(cm, kin._replace(cap_axis=kin.cap_axis.at[2].set(normal)))
     np.testing.assert_array_equal(np.asarray(con.tangent[4:6]), [[1.0, 0.0], [1.0, 0.0]])
     assert np.isfinite(np.asarray(con.tangent)).all()
+
+
+def test_the_step_runs_split_over_two_devices():
+    """The bench (and PPO on several devices) runs the physics under shard_map: every loop
+    carry must vary over the devices like the data (a constant-initialised one fails to trace
+    there, not on one device)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import envport\n"
+            "from envport.bench.throughput import jax_throughput\n"
+            "rows = jax_throughput(envport.make('halfcheetah'), [4], steps=2, repeats=1, "
+            "device_counts=(2,))\n"
+            "print('devices', rows[0]['devices'], rows[0]['steps_per_second'] > 0)\n")
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "devices 2 True" in out.stdout
