@@ -208,14 +208,14 @@ def peer_throughput(name: str, peer: str, batch_sizes: Sequence[int],
     for n in batch_sizes:
         for devices in device_counts_for(n, device_counts):
             rollout = make_peer_rollout(step, space, n, devices, chunk)
-            if chunk is not None and n > chunk:
-                mode = mode.split(" [")[0] + f" [{n // chunk} sequential chunks of {chunk}]"
+            chunks = (f" [{n // chunk} sequential chunks of {chunk}]"
+                      if chunk is not None and n > chunk else "")
             state = jax.jit(init, static_argnums=0)(n, jax.random.key(seed))
             if devices > 1:
                 mesh = Mesh(np.array(jax.devices()[:devices]), ("batch",))
                 state = jax.device_put(state, NamedSharding(mesh, PartitionSpec("batch")))
             timing = time_rollout(rollout, (state,), steps, seconds, repeats, seed)
-            row = {"backend": peer, "mode": f"{mode}, {devices} device(s)", "batch_size": n,
+            row = {"backend": peer, "mode": f"{mode}{chunks}, {devices} device(s)", "batch_size": n,
                    "devices": devices,
                    "steps_per_second": n * timing["steps"] / timing["seconds"], **timing}
             rows.append(row)

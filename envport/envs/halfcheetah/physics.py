@@ -691,8 +691,8 @@ _ONESIDED, _MIDPOINT, _ENDS, _DONE = 0, 1, 2, 3
 
 
 def line_search(cm: CheetahModel, Dw: Array, jar: Array, Jv: Array, slope0: Array,
-                curv0: Array, snorm: Array, scale: Array, run: Array,
-                slope_terms: Array | None = None) -> tuple[Array, Array]:
+                curv0: Array, snorm: Array, scale: Array, run: Array, slope_terms: Array
+                ) -> tuple[Array, Array]:
     """PrimalSearch: MuJoCo's line search along a direction v of the piecewise-quadratic cost,
     step for step (Newton steps from alpha = 0 while the slope keeps its sign, then a bracketed
     search of midpoints and Newton points from both ends), with its convergence test
@@ -714,14 +714,14 @@ def line_search(cm: CheetahModel, Dw: Array, jar: Array, Jv: Array, slope0: Arra
                                  axis=1))  # (rows, 3, *batch)
     cost_at_0 = materialize(lead_sum(jnp.where(jar < 0, quad[:, 0], 0.0)))
     gtol = cm.tolerance * cm.ls_tolerance * snorm / scale
-    if slope_terms is not None and jar.dtype == jnp.float32:
+    if jar.dtype == jnp.float32:
         terms = (slope_terms + lead_sum(jnp.abs(quad[:, 1]))
                  + 2 * (curv0 + lead_sum(quad[:, 2])))
         gtol = jnp.maximum(gtol, 8 * float(jnp.finfo(jnp.float32).eps) * terms)
 
     def ev(alpha: Array) -> _Point:
-        """PrimalEval: the cost change and derivatives at ``alpha`` (per-env, with any number of
-        leading axes for several points at once)."""
+        """PrimalEval: the cost change and derivatives at ``alpha`` (per-env, or with one
+        leading axis for several points at once)."""
         lead = alpha.ndim - jar.ndim + 1
         rows = (slice(None),) + (None,) * lead
         on = jar[rows] + alpha * Jv[rows] < 0                      # (rows, *points)
@@ -819,8 +819,8 @@ def line_search(cm: CheetahModel, Dw: Array, jar: Array, Jv: Array, slope0: Arra
     return final[-1]
 
 
-def solve(cm: CheetahModel, M: dict[tuple[int, int], Array], qfrc_smooth: Array,
-          efc: Constraints, qacc_init: Array) -> Solution:
+def solve(cm: CheetahModel, M: dict[tuple[int, int], Array], M_factor: tuple,
+          qfrc_smooth: Array, efc: Constraints, qacc_init: Array) -> Solution:
     """mj_solNewton: minimise over qacc MuJoCo's primal cost
 
         cost(a) = 1/2 (a - a0)'M(a - a0) + sum_rows w D/2 min(0, J a - aref)^2
@@ -835,7 +835,8 @@ def solve(cm: CheetahModel, M: dict[tuple[int, int], Array], qfrc_smooth: Array,
     The scale is 1 / trace(M): one island holds every dof (model.py checks one kinematic tree).
     Checked against MuJoCo in float64: the same iteration count on every state of the L1 set.
 
-    ``M`` is the mass matrix's tree-sparse entries (:func:`mass_entries`); products with J use
+    ``M`` is the mass matrix's tree-sparse entries (:func:`mass_entries`) and ``M_factor`` its
+    :func:`tree_factor` (for the duality-gap certificate); products with J use
     its factored form (:class:`RowJacobian`). With trailing batch axes (see the module
     docstring) each environment iterates until it stops, as under ``vmap``: the loop runs
     while any has not, and the others keep their result.
@@ -894,7 +895,7 @@ def solve(cm: CheetahModel, M: dict[tuple[int, int], Array], qfrc_smooth: Array,
     act0, grad0 = gradient(Ma0, jar0)
     Hgrad0 = newton_solve(act0, grad0)
     small = scale * norm(grad0) < tol
-    gap = decrement(grad0, tree_solve(cm, tree_factor(cm, M), grad0)) < tol
+    gap = decrement(grad0, tree_solve(cm, M_factor, grad0)) < tol
     done0 = small & (gap | (decrement(grad0, Hgrad0) < tol))
     # zeros_like of the data (not jnp.zeros): under shard_map the carry must vary like it.
     init = (qacc_init, Ma0, jar0, act0, grad0, Hgrad0,
@@ -951,12 +952,13 @@ def forward(cm: CheetahModel, qpos: Array, qvel: Array, ctrl: Array,
     passive = passive_force(cm, qpos, qvel)
     act = actuator_force(cm, ctrl)
     smooth = passive - bias + act
-    acc_smooth = tree_solve(cm, tree_factor(cm, mass), smooth)
+    mass_factor = tree_factor(cm, mass)
+    acc_smooth = tree_solve(cm, mass_factor, smooth)
     con = contacts(cm, kin)
     efc = constraints(cm, kin, cd, con, qpos, qvel)
     start = acc_smooth if qacc_warm is None else warmstart(cm, mass, smooth, efc, acc_smooth,
                                                            qacc_warm, use_warm)
-    sol = solve(cm, mass, smooth, efc, start)
+    sol = solve(cm, mass, mass_factor, smooth, efc, start)
     qfrc_constraint = jac_t_mul(cm, efc.jac, sol.force * bcast(efc.weight, sol.force))
     return Forward(kin, dense(cm, mass), bias, passive, act, smooth, acc_smooth, con, efc, sol,
                    qfrc_constraint, mass)
