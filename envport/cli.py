@@ -214,7 +214,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     plot_throughput(bench, out / "bench.png")
     training = None
     if not args.no_train:
-        from envport.train.ppo import train
+        from envport.train.run import train
 
         training = train(args.env, "jax", steps=args.train_steps, out=str(out / "train-jax"),
                          overwrite=True)
@@ -224,9 +224,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     summary = None
     if training is not None and args.eval_episodes > 0:
         from envport.train.commands import transfer_line
-        from envport.train.transfer import MARGINS, policy_summary
+        from envport.train.transfer import policy_summary
 
-        if args.env in MARGINS:
+        if spec(args.env).training.margin is not None:
             summary = policy_summary(args.env, training.run_dir, episodes=args.eval_episodes)
             console.print(transfer_line(summary))
     (out / "report.md").write_text(one_page(report, bench, time.perf_counter() - t0, training,
@@ -249,7 +249,8 @@ def one_page(report: Report, bench: dict[str, Any], seconds: float,
     lines += [""] + [f"- {LAYER_TITLES[r.name]}: {note}" for r in report.layers.values()
                      for note in r.notes]
     machine = bench.get("machine", {})
-    lines += ["", f"Comparison rule: {s.tolerance_note}", "", "## Throughput (random actions)", "",
+    lines += ["", f"Comparison rule: {s.verification.tolerance_note}", "",
+              "## Throughput (random actions)", "",
               f"Speedup, best JAX over best reference, measured in this run: "
               f"**{bench['speedup']:.2f}x** ({machine.get('cores')} CPU cores, JAX "
               f"{machine.get('jax_version')} on {machine.get('jax_backend')}).", "",

@@ -129,7 +129,7 @@ def _generic_bins(state: dict[str, np.ndarray]) -> tuple:
 
 def build_spec(cfg: dict[str, Any], workspace: Path) -> Any:
     """The EnvSpec of the workspace's translation against the reference."""
-    from envport.core.registry import EnvSpec, Tolerance
+    from envport.core.registry import EnvSpec, Tolerance, Verification
     from envport.core.registry import spec as registered
 
     ref_cls = load_reference_class(cfg["reference"])
@@ -145,15 +145,18 @@ def build_spec(cfg: dict[str, Any], workspace: Path) -> Any:
     if like:
         base = registered(like)
         events_ok = _state_events(base, make_reference)
-        spec = dataclasses.replace(
-            base, name=name, make=make, make_bridge=make_bridge, make_reference=make_reference,
-            components={}, status="in progress",
-            sample_reference_events=base.sample_reference_events if events_ok else None,
+        verification = dataclasses.replace(
+            base.verification, components={},
+            sample_reference_events=base.verification.sample_reference_events
+            if events_ok else None,
             sample_translation_events=_translation_reset_events(make, make_bridge)
             if events_ok else None)
         if tol:
-            spec = dataclasses.replace(spec, tolerance=Tolerance(**tol), field_tolerance={})
-        return spec
+            verification = dataclasses.replace(verification, tolerance=Tolerance(**tol),
+                                               field_tolerance={})
+        return dataclasses.replace(
+            base, name=name, make=make, make_bridge=make_bridge, make_reference=make_reference,
+            status="in progress", verification=verification)
     probe = make_reference()
     sampler = _space_sampler(getattr(probe, "action_space", None)) or _space_sampler(
         make().action_space())
@@ -163,19 +166,19 @@ def build_spec(cfg: dict[str, Any], workspace: Path) -> Any:
     tolerance = Tolerance(**tol) if tol else Tolerance()
     return EnvSpec(
         name=name, summary="translation in progress", reference=cfg["reference"], make=make,
-        make_reference=make_reference, make_bridge=make_bridge, tolerance=tolerance,
-        tolerance_note=f"{tolerance} on every field",
-        scripted_policy=lambda obs, rng: sampler(rng), random_action=sampler,
-        state_bins=_generic_bins, max_rollout_steps=int(cfg.get("max_rollout_steps", 1000)),
-        status="in progress")
+        make_reference=make_reference, make_bridge=make_bridge, status="in progress",
+        verification=Verification(
+            tolerance=tolerance, tolerance_note=f"{tolerance} on every field",
+            scripted_policy=lambda obs, rng: sampler(rng), random_action=sampler,
+            state_bins=_generic_bins, max_rollout_steps=int(cfg.get("max_rollout_steps", 1000))))
 
 
 def _state_events(base: Any, make_reference: Callable[..., Any]) -> bool:
     """Can the distribution test run generically: are the base's events reset-state fields?"""
-    if base.sample_reference_events is None:
+    if base.verification.sample_reference_events is None:
         return False
     try:
-        names = set(base.sample_reference_events(2, 0))
+        names = set(base.verification.sample_reference_events(2, 0))
         ref = make_reference()
         ref.reset(0)
         return names <= set(ref.get_state())
@@ -213,8 +216,8 @@ def bridge_checks(spec: Any, seed: int, n_states: int = 16) -> Any:
         ref.reset(seed * 1000 + episode)
         for _ in range(n_states // 4):
             states.append(ref.get_state())
-            assert spec.random_action is not None
-            _, _, term, trunc, _ = ref.step(spec.random_action(rng))
+            assert spec.verification.random_action is not None
+            _, _, term, trunc, _ = ref.step(spec.verification.random_action(rng))
             tapes.append(ref.tape())
             if term or trunc:
                 break
@@ -295,7 +298,7 @@ def verify_workspace(cfg: dict[str, Any], workspace: Path, *, layers: tuple[str,
     report = Report(env=cfg.get("name", "translation"), command=command)
     try:
         spec = build_spec(cfg, workspace)
-        report.tolerance_note = spec.tolerance_note
+        report.tolerance_note = spec.verification.tolerance_note
     except ReferenceError_:
         raise
     except Exception as e:  # the agent's code does not import: an L1 failure it must fix
@@ -399,8 +402,8 @@ def bench_workspace(cfg: dict[str, Any], workspace: Path, batch_sizes: list[int]
     ref.reset(0)
     n, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < 1.0:
-        assert spec.random_action is not None
-        _, _, term, trunc, _ = ref.step(spec.random_action(rng))
+        assert spec.verification.random_action is not None
+        _, _, term, trunc, _ = ref.step(spec.verification.random_action(rng))
         n += 1
         if term or trunc:
             ref.reset(n)

@@ -704,10 +704,10 @@ def reference_info(cfg: TranslateConfig) -> dict[str, Any]:
         for k, v in state.items()}}
     if like:
         s = registered(like)
-        info["notes"] = f"Comparison rule used by the verifier: {s.tolerance_note}"
-        info["tolerance"] = str(s.tolerance)
-        if s.random_action is not None:
-            ref.step(s.random_action(np.random.default_rng(0)))
+        info["notes"] = f"Comparison rule used by the verifier: {s.verification.tolerance_note}"
+        info["tolerance"] = str(s.verification.tolerance)
+        if s.verification.random_action is not None:
+            ref.step(s.verification.random_action(np.random.default_rng(0)))
             info["tape_fields"] = {k: str(np.asarray(v).dtype) for k, v in ref.tape().items()}
     try:
         import jax

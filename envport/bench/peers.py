@@ -1,8 +1,8 @@
 """Throughput of other implementations of an environment ("performance peers"), timed like
 envport's translation, at the same batch sizes, in the same run (``envport bench ENV``).
 
-An environment names its peers in ``EnvSpec.peers`` (name -> factory). HalfCheetah's two are
-defined here, both optional (``pip install envport[peers]``):
+An environment names its peers in ``EnvSpec.benchmark.peers`` (name -> factory).
+HalfCheetah's two are defined here, both optional (``pip install envport[peers]``):
 
 - **MJX** (``mujoco-mjx``): MuJoCo's own JAX port, on the SAME XML as the reference (Gymnasium's
   ``half_cheetah.xml``): ``jit(vmap(5 x mjx.step))``, ctrl = action, as HalfCheetah-v5 steps.
@@ -198,12 +198,12 @@ def peer_throughput(name: str, peer: str, batch_sizes: Sequence[int],
     """SPS of ``name``'s peer ``peer`` per batch size and device count (the counts this process
     has devices for and that divide the batch), like ``throughput.jax_throughput``."""
     spec = envport.spec(name)
-    if peer not in spec.peers:
+    if peer not in spec.benchmark.peers:
         raise ValueError(f"{name} has no peer {peer!r}; its peers: "
-                         f"{', '.join(spec.peers) or 'none'}")
+                         f"{', '.join(spec.benchmark.peers) or 'none'}")
     translation = envport.make(name)
     space = translation.action_space(translation.default_params())
-    init, step, mode, chunk = Peer(*spec.peers[peer]())
+    init, step, mode, chunk = Peer(*spec.benchmark.peers[peer]())
     rows = []
     for n in batch_sizes:
         for devices in device_counts_for(n, device_counts):
@@ -231,10 +231,10 @@ def peers_throughput(name: str, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES
                      seconds: float = DEFAULT_SECONDS,
                      on_row: Callable[[dict[str, Any]], None] | None = None
                      ) -> list[dict[str, Any]]:
-    """``name``'s peers (all of ``EnvSpec.peers`` by default) in this process; a peer that is
-    not installed gives one ``{"backend": peer, "error": why}`` row instead of failing."""
+    """``name``'s peers (all of ``EnvSpec.benchmark.peers`` by default) in this process; a peer
+    that is not installed gives one ``{"backend": peer, "error": why}`` row instead of failing."""
     rows: list[dict[str, Any]] = []
-    for peer in envport.spec(name).peers if peers is None else peers:
+    for peer in envport.spec(name).benchmark.peers if peers is None else peers:
         try:
             rows += peer_throughput(name, peer, batch_sizes, steps, repeats,
                                     device_counts=device_counts, seconds=seconds,

@@ -7,8 +7,9 @@ stepped on the host, ``host_rollout.py``) at three model sizes (hidden widths ch
 
 - ``sps``: PPO environment steps per second of the real training loop (``JaxTrainer.run`` /
   ``HostTrainer.run``, exactly what :func:`envport.train.train` runs), after a warm-up;
-- ``phases``: seconds per iteration and shares, from a separately instrumented iteration that
-  waits (``block_until_ready``) at each phase boundary:
+- ``phases``: seconds per iteration and shares, from the same trainers run again with a
+  :class:`~envport.train.program.PhaseClock`, which waits (``block_until_ready``) at each
+  phase boundary:
 
   ============  ==========================================  ====================================
   phase         JAX backend                                 reference backend
@@ -44,19 +45,11 @@ import numpy as np
 
 import envport
 from envport.core.spaces import Discrete
-from envport.train.configs import get_config
-from envport.train.ppo import (
-    AXIS,
-    BAT,
-    REP,
-    JaxTrainer,
-    PPOConfig,
-    Program,
-    Runner,
-    Transition,
-    make_policy,
-    program,
-)
+from envport.train.config import PPOConfig
+from envport.train.host_rollout import HostTrainer
+from envport.train.ppo import AXIS, make_policy
+from envport.train.program import BAT, REP, JaxTrainer, PhaseClock, Program, program
+from envport.train.run import default_config
 
 MODEL_SIZES: dict[str, float] = {"0.1M": 1e5, "2M": 2e6, "20M": 2e7}
 # Cap on samples per update (num_envs * num_steps) per model size: PPO's update costs about
@@ -120,7 +113,7 @@ def hidden_for(target: float, cfg: PPOConfig, name: str, env_kwargs: dict[str, A
 def bench_config(name: str, size: str, iterations: int) -> tuple[PPOConfig, dict[str, Any]]:
     """The environment's PPO config with the model of ``size`` and at most ``MAX_SAMPLES``
     samples per update; ``total_steps`` covers the benchmark's iterations."""
-    base, env_kwargs = get_config(name)
+    base, env_kwargs = default_config(name)
     hidden = hidden_for(parse_size(size), base, name, env_kwargs)
     cap = MAX_SAMPLES.get(size, min(MAX_SAMPLES.values()))
     m = base.num_minibatches
@@ -175,95 +168,27 @@ def measure_jax(prog: Program, iterations: int, warmup: int) -> dict[str, Any]:
     t = time.perf_counter()
     state, _ = trainer.run(state, iterations)  # the real loop: async dispatch, one wait
     wall = time.perf_counter() - t
-    batch = prog.cfg.batch_size
-
+    # The same loop again, with a clock waiting at each phase boundary.
+    clock = PhaseClock()
+    state, _ = trainer.run(state, iterations, clock)
     forward = _forward_only(prog)
     fwd_args = (state.train.params, state.obs, state.first, state.carry, state.key)
     jax.block_until_ready(forward(*fwd_args))  # compile, untimed
-    seconds = dict.fromkeys(PHASES, 0.0)
-    rollout_s = 0.0
+    t = time.perf_counter()
     for _ in range(iterations):
-        t = time.perf_counter()
-        out = jax.block_until_ready(prog.rollout(state)(state.train.params, *state[1:]))
-        rollout_s += time.perf_counter() - t
-        env_state, obs, first, carry, ep_return, ep_length, key, k_learn, traj, ep_stats = out
-        t = time.perf_counter()
-        jax.block_until_ready(forward(state.train.params, state.obs, state.first, state.carry,
-                                      state.key))
-        seconds["forward"] += time.perf_counter() - t
-        t = time.perf_counter()
-        train, stats = jax.block_until_ready(prog.learn(state.train)(
-            state.train, traj, obs, first, carry, state.carry, k_learn))
-        seconds["update"] += time.perf_counter() - t
-        t = time.perf_counter()
-        jax.device_get((stats, ep_stats))
-        seconds["transfer"] += time.perf_counter() - t
-        state = Runner(train, env_state, obs, first, carry, ep_return, ep_length, key)
+        jax.block_until_ready(forward(*fwd_args))
+    seconds = dict.fromkeys(PHASES, 0.0)
+    seconds["forward"] = time.perf_counter() - t
+    seconds["update"] = clock.seconds.get("update", 0.0)
+    seconds["transfer"] = clock.seconds.get("transfer", 0.0)
+    rollout_s = clock.seconds.get("rollout", 0.0)
     seconds["env"] = max(0.0, rollout_s - seconds["forward"])
-    return {"sps": iterations * batch / wall, "iteration_s": wall / iterations,
+    return {"sps": iterations * prog.cfg.batch_size / wall, "iteration_s": wall / iterations,
             "compile_s": compile_s, "rollout_s": rollout_s / iterations,
             "phases": _phase_row(seconds, iterations)}
 
 
-def _timed_host_update(ht: Any, state: Any, seconds: dict[str, float]) -> Any:
-    """One reference-backend PPO iteration, as ``HostTrainer._update`` runs it, with a timer
-    (and a wait for the device) at each phase boundary."""
-    from envport.train.host_rollout import HostState
-
-    prog, cfg, vec = ht.prog, ht.cfg, ht.vec
-    t_max, n = cfg.num_steps, cfg.num_envs
-    obs, first, carry = state.obs, state.first, state.carry
-    key, k_roll, k_learn = prog.host_keys(state.key)
-    act = prog.host_act(state.train, carry, *ht._put(obs, first), k_roll)
-    bufs: dict[str, list[np.ndarray]] = {k: [] for k in
-                                         ("obs", "first", "action", "logp", "value", "reward",
-                                          "done")}
-    ep_return = state.ep_return.copy()
-    clock = time.perf_counter
-    for _ in range(t_max):
-        t0 = clock()
-        carry, raw, env_action, logp, value, k_roll = jax.block_until_ready(
-            act(state.train.params, carry, obs, first, k_roll))
-        t1 = clock()
-        env_action, raw_h = np.asarray(env_action), np.asarray(raw)
-        logp_h, value_h = np.asarray(logp), np.asarray(value)
-        t2 = clock()
-        next_obs, reward, terminated, truncated = vec.step(env_action)
-        t3 = clock()
-        done = terminated | truncated
-        for k, v in (("obs", obs), ("first", first), ("action", raw_h), ("logp", logp_h),
-                     ("value", value_h), ("reward", reward.astype(np.float32)),
-                     ("done", done)):
-            bufs[k].append(v)
-        ep_return += reward.astype(np.float32)
-        ep_return[done] = 0.0
-        obs, first = next_obs, done
-        t4 = clock()
-        seconds["forward"] += t1 - t0
-        seconds["transfer"] += t2 - t1
-        seconds["env"] += t3 - t2
-        seconds["other"] += t4 - t3
-    t0 = clock()
-    arrays = [np.stack(bufs[k]) for k in Transition._fields]
-    arrays[0] = arrays[0].astype(np.float32)  # observations, as the rollout stores them
-    traj = Transition(*(jax.device_put(x, ht._time_bat) for x in arrays))
-    obs_d, first_d = ht._put(obs, first)
-    jax.block_until_ready((traj, obs_d, first_d))
-    t1 = clock()
-    train, stats = jax.block_until_ready(prog.learn(state.train)(
-        state.train, traj, obs_d, first_d, carry, state.carry, k_learn))
-    t2 = clock()
-    jax.device_get(stats)
-    t3 = clock()
-    seconds["transfer"] += (t1 - t0) + (t3 - t2)
-    seconds["update"] += t2 - t1
-    return HostState(train, carry, key, obs, first, ep_return,
-                     np.zeros(n, np.int32))
-
-
 def measure_reference(prog: Program, iterations: int, warmup: int) -> dict[str, Any]:
-    from envport.train.host_rollout import HostTrainer
-
     ht = HostTrainer(prog)
     state = ht.init(0)
     t = time.perf_counter()
@@ -273,9 +198,9 @@ def measure_reference(prog: Program, iterations: int, warmup: int) -> dict[str, 
     t = time.perf_counter()
     state, _ = ht.run(state, iterations)
     wall = time.perf_counter() - t
-    seconds = dict.fromkeys(PHASES, 0.0)
-    for _ in range(iterations):
-        state = _timed_host_update(ht, state, seconds)
+    clock = PhaseClock()  # the same loop again, timed at each phase boundary
+    ht.run(state, iterations, clock)
+    seconds = {k: clock.seconds.get(k, 0.0) for k in PHASES}
     return {"sps": iterations * prog.cfg.batch_size / wall, "iteration_s": wall / iterations,
             "compile_s": compile_s, "phases": _phase_row(seconds, iterations)}
 

@@ -19,9 +19,9 @@ argument (one compilation per batch size), a probe times a few steps, and the ti
 to about ``seconds`` in all, so a slow environment at batch 8,192 and a fast one at batch 1 both
 take a few seconds.
 
-Performance peers (``EnvSpec.peers``, e.g. MJX and Brax for HalfCheetah) are timed the same way
-by :mod:`envport.bench.peers`, in their own child process, at the same batch sizes; the result
-then carries per-batch ratios of the JAX translation to each other backend.
+Performance peers (``EnvSpec.benchmark.peers``, e.g. MJX and Brax for HalfCheetah) are timed the
+same way by :mod:`envport.bench.peers`, in their own child process, at the same batch sizes;
+the result then carries per-batch ratios of the JAX translation to each other backend.
 """
 
 from __future__ import annotations
@@ -401,7 +401,8 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
                   progress: Callable[[str], None] | None = None,
                   stall_seconds: float = STALL_SECONDS) -> dict[str, Any]:
     """JAX translation of ``name`` vs its reference's throughput hook and its performance peers
-    (``EnvSpec.peers``; ``peers=False`` skips them, a list picks some), plus memory figures.
+    (``EnvSpec.benchmark.peers``; ``peers=False`` skips them, a list picks some), plus memory
+    figures.
 
     ``steps`` fixes the run length (JAX and peers) and the env-steps per batch size (reference);
     by default runs are sized to about ``seconds`` per measurement and the reference hook gets
@@ -413,14 +414,14 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
     spec = envport.spec(name)
     env = envport.make(name)
     if isinstance(peers, bool):
-        peer_names = list(spec.peers) if peers else []
+        peer_names = list(spec.benchmark.peers) if peers else []
     else:
-        unknown = sorted(set(peers) - set(spec.peers))
+        unknown = sorted(set(peers) - set(spec.benchmark.peers))
         if unknown:
             raise ValueError(f"{name} has no peer(s) {', '.join(unknown)}; its peers: "
-                             f"{', '.join(spec.peers) or 'none'}")
-        peer_names = [p for p in spec.peers if p in peers]
-    default_sizes = PEER_BATCH_SIZES if spec.peers else DEFAULT_BATCH_SIZES
+                             f"{', '.join(spec.benchmark.peers) or 'none'}")
+        peer_names = [p for p in spec.benchmark.peers if p in peers]
+    default_sizes = PEER_BATCH_SIZES if spec.benchmark.peers else DEFAULT_BATCH_SIZES
     jax_sizes = sorted(set(default_sizes if batch_sizes is None else batch_sizes))
     if not jax_sizes or min(jax_sizes) < 1:
         raise ValueError(f"batch sizes must be positive integers, got {batch_sizes}")
@@ -434,7 +435,7 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
 
     load = {"before": _load_average()}
     results: list[dict[str, Any]] = []
-    hook = spec.reference_throughput
+    hook = spec.benchmark.reference_throughput
     if hook is not None and reference:
         for row in hook(ref_sizes, ref_steps):
             results.append(row)

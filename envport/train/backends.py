@@ -3,9 +3,9 @@
 - ``"jax"``: the verified JAX translation, wrapped in :class:`~envport.core.wrappers.AutoReset`
   and stepped inside the jitted rollout (``lax.scan`` over the vmapped env).
 - ``"reference"``: the real reference, ``num_envs`` copies stepped on the host as one batch.
-  Each environment provides it as ``envport/envs/<name>/vector_reference.py`` with a function
-  ``make(num_envs, seed, **env_kwargs)`` returning a :class:`HostVectorEnv` (discovered by name,
-  like the registry discovers ``SPEC``), with same-step autoreset semantics matching AutoReset.
+  Each environment names it in ``SPEC.training.make_vector_reference``: ``(num_envs, seed,
+  **env_kwargs)`` -> a :class:`HostVectorEnv`, with same-step autoreset semantics matching
+  AutoReset.
 
 Everything else (network, PPO update, hyperparameters) is shared: :func:`make_backend` checks
 that both sides declare the same observation and action spaces, so the same network fits both.
@@ -13,7 +13,6 @@ that both sides declare the same observation and action spaces, so the same netw
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -59,18 +58,14 @@ def check_backend(kind: str) -> None:
 def vector_reference(name: str, num_envs: int, seed: int = 0, **env_kwargs: Any
                      ) -> HostVectorEnv:
     """``num_envs`` copies of ``name``'s reference as one host batch."""
-    envport.spec(name)  # an unknown name raises UnknownEnvironmentError, listing the known ones
-    module_name = f"envport.envs.{name}.vector_reference"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as e:
-        if e.name != module_name:
-            raise
+    # An unknown name raises UnknownEnvironmentError, listing the known ones.
+    make = envport.spec(name).training.make_vector_reference
+    if make is None:
         raise ValueError(
-            f"environment {name!r} has no batched reference for training: add "
-            f"envport/envs/{name}/vector_reference.py with make(num_envs, seed, **env_kwargs)"
-        ) from e
-    return module.make(num_envs, seed, **env_kwargs)
+            f"environment {name!r} has no batched reference for training: give its SPEC "
+            "training=Training(make_vector_reference=...), a (num_envs, seed, **env_kwargs) -> "
+            "HostVectorEnv factory")
+    return make(num_envs, seed, **env_kwargs)
 
 
 class JaxHostVectorEnv:
@@ -137,17 +132,13 @@ class Backend:
 def seeded_reset(name: str, translation: Environment, num_envs: int
                  ) -> Callable[[Any], tuple[Any, Any]] | None:
     """The translation's reset from the reference batch's own per-environment seeds, when both
-    sides support it: ``vector_reference.reset_seeds(seed, num_envs)`` (jittable) and the
+    sides support it: ``SPEC.training.reset_seeds(seed, num_envs)`` (jittable) and the
     translation's ``reset_from_seed(seed, params)`` (Pong: the C ``rand_r`` seeds). The JAX
     backend's run of a seed then plays the same games as the reference backend's run of that
     seed (the translation reproduces the reference's draws), so L4's paired comparison by seed
     compares training on the two backends under common random numbers. None otherwise
     (CartPole's reference draws from NumPy's generator, which JAX does not reproduce)."""
-    try:
-        module = importlib.import_module(f"envport.envs.{name}.vector_reference")
-    except ModuleNotFoundError:
-        return None
-    seeds_of = getattr(module, "reset_seeds", None)
+    seeds_of = envport.spec(name).training.reset_seeds
     reset_from_seed = getattr(translation, "reset_from_seed", None)
     if seeds_of is None or reset_from_seed is None:
         return None

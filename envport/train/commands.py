@@ -188,7 +188,7 @@ def register(subparsers: Any) -> dict[str, Handler]:
     x.add_argument("--seeds", type=int, default=5, help="PPO seeds per backend")
     x.add_argument("--margin", type=float,
                    help="equivalence margin in return units (default: the environment's "
-                        "documented one, transfer.MARGINS: pong 1.0, cartpole 25, "
+                        "documented one, SPEC.training.margin: pong 1.0, cartpole 25, "
                         "halfcheetah 100)")
     x.add_argument("--steps", type=int, help="env steps per run (default: the config's)")
     x.add_argument("--episodes", type=int, default=100,

@@ -1,8 +1,8 @@
 """The reference backend's rollout: the real reference stepped on the host.
 
-Everything but the environment is shared with the JAX backend (``ppo.py``): the same network
-and initial parameters (same seed, same key schedule), the same compiled PPO update executable
-(:meth:`envport.train.ppo.Program.learn`), the same hyperparameters.
+Everything but the environment is shared with the JAX backend (``ppo.py``, ``program.py``): the
+same network and initial parameters (same seed, same key schedule), the same compiled PPO update
+executable (:meth:`envport.train.program.Program.learn`), the same hyperparameters.
 Per rollout step: the policy runs jitted on the batch of observations (split over the devices
 like the JAX rollout), its actions go to NumPy, and the reference's batch
 (:func:`envport.train.backends.vector_reference`) steps them with same-step autoreset.
@@ -17,16 +17,8 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from envport.train.backends import HostVectorEnv, make_backend
-from envport.train.ppo import (
-    AXIS,
-    Array,
-    Params,
-    Program,
-    TrainState,
-    Transition,
-    _host_tree,
-    _restore_tree,
-)
+from envport.train.ppo import AXIS, Array, Params, TrainState, Transition
+from envport.train.program import NO_CLOCK, PhaseClock, Program, host_tree, restore_tree
 
 
 class HostState(NamedTuple):
@@ -43,7 +35,7 @@ class HostState(NamedTuple):
 
 
 class HostTrainer:
-    """The reference backend behind the same interface as ``ppo.JaxTrainer``."""
+    """The reference backend behind the same interface as ``program.JaxTrainer``."""
 
     def __init__(self, prog: Program) -> None:
         self.prog = prog
@@ -77,7 +69,7 @@ class HostTrainer:
                            k_roll)
         self.prog.learn(state.train)
 
-    def _update(self, state: HostState) -> tuple[HostState, dict[str, float]]:
+    def _update(self, state: HostState, clock: PhaseClock) -> tuple[HostState, dict[str, float]]:
         cfg, vec = self.cfg, self.vec
         assert vec is not None
         t_max, n = cfg.num_steps, cfg.num_envs
@@ -93,18 +85,22 @@ class HostTrainer:
         ep_return, ep_length = state.ep_return.copy(), state.ep_length.copy()
         episodes, return_sum, length_sum = 0, 0.0, 0
         act = None
+        clock.start()
         for t in range(t_max):
             if act is None:  # compiled once per Program (cached): this is a lookup
                 act = self.prog.host_act(state.train, carry, *self._put(obs, first), k_roll)
             # NumPy in: the compiled call transfers it with the sharding it was compiled for,
             # faster than a device_put per array per step.
-            carry, raw, env_action, logp, value, k_roll = act(state.train.params, carry, obs,
-                                                              first, k_roll)
-            next_obs, reward, terminated, truncated = vec.step(np.asarray(env_action))
+            carry, raw, env_action, logp, value, k_roll = clock.lap("forward", act(
+                state.train.params, carry, obs, first, k_roll))
+            env_action, raw = np.asarray(env_action), np.asarray(raw)
+            logp_buf[t], value_buf[t] = np.asarray(logp), np.asarray(value)
+            clock.lap("transfer")
+            next_obs, reward, terminated, truncated = vec.step(env_action)
+            clock.lap("env")
             done = terminated | truncated
             obs_buf[t], first_buf[t], reward_buf[t], done_buf[t] = obs, first, reward, done
-            actions.append(np.asarray(raw))
-            logp_buf[t], value_buf[t] = np.asarray(logp), np.asarray(value)
+            actions.append(raw)
             # Episode bookkeeping in float32/int32, as the JAX rollout does it.
             ep_return += reward.astype(np.float32)
             ep_length += 1
@@ -113,19 +109,23 @@ class HostTrainer:
             length_sum += int(ep_length[done].sum())
             ep_return[done], ep_length[done] = 0.0, 0
             obs, first = next_obs, done
+            clock.lap("other")
         traj = Transition(*(jax.device_put(x, self._time_bat) for x in (
             obs_buf, first_buf, np.stack(actions), logp_buf, value_buf, reward_buf, done_buf)))
-        obs_d, first_d = self._put(obs, first)
-        train, stats = self.prog.learn(state.train)(state.train, traj, obs_d, first_d, carry,
-                                                    state.carry, k_learn)
+        obs_d, first_d = clock.lap("transfer", self._put(obs, first))
+        clock.lap("transfer", traj)
+        train, stats = clock.lap("update", self.prog.learn(state.train)(
+            state.train, traj, obs_d, first_d, carry, state.carry, k_learn))
         row = {k: float(v) for k, v in jax.device_get(stats).items()}
+        clock.lap("transfer")
         row.update(episodes=float(episodes), return_sum=return_sum, length_sum=float(length_sum))
         return HostState(train, carry, key, obs, first, ep_return, ep_length), row
 
-    def run(self, state: HostState, n_updates: int) -> tuple[HostState, list[dict[str, float]]]:
+    def run(self, state: HostState, n_updates: int, clock: PhaseClock | None = None
+            ) -> tuple[HostState, list[dict[str, float]]]:
         rows = []
         for _ in range(n_updates):
-            state, row = self._update(state)
+            state, row = self._update(state, clock or NO_CLOCK)
             rows.append(row)
         return state, rows
 
@@ -135,7 +135,7 @@ class HostTrainer:
     def save(self, state: HostState) -> dict[str, Any]:
         assert self.vec is not None
         return {
-            "device": _host_tree((state.train, state.carry, state.key)),
+            "device": host_tree((state.train, state.carry, state.key)),
             "host": {k: np.array(getattr(state, k))
                      for k in ("obs", "first", "ep_return", "ep_length")},
             "vec": self.vec.get_state(),
@@ -143,7 +143,7 @@ class HostTrainer:
 
     def load(self, seed: int, saved: dict[str, Any]) -> HostState:
         fresh = self.init(seed)
-        train, carry, key = _restore_tree((fresh.train, fresh.carry, fresh.key), saved["device"])
+        train, carry, key = restore_tree((fresh.train, fresh.carry, fresh.key), saved["device"])
         assert self.vec is not None
         self.vec.set_state(saved["vec"])
         host = saved["host"]

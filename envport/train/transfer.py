@@ -68,16 +68,16 @@ import numpy as np
 
 import envport
 from envport.train.backends import BACKENDS
-from envport.train.evaluate import evaluate
-from envport.train.ppo import (
+from envport.train.evaluation import evaluate
+from envport.train.run import (
     CHECKPOINT_FILE,
     CONFIG_FILE,
     RESULT_FILE,
-    _resolve_config,
     assert_matched,
     hyperparameter_diff,
     load_params,
     load_run_config,
+    resolve_config,
     run_config,
     train,
 )
@@ -89,26 +89,15 @@ REPORT_MD = "transfer.md"
 PLOT_PNG = "transfer.png"
 EVAL_SEED = 10_000  # evaluation seeds are EVAL_SEED + training seed: disjoint from training
 
-# Equivalence margins in return units, the default of ``envport transfer ENV``. Each is about 5%
-# of the best return a trained policy reaches, small next to what separates a good policy from
-# a mediocre one:
-# - pong 1.0: one point (the paper's margin); a trained agent's return is ~+24 (21 points to win
-#   plus the hit rewards), so 1.0 is ~4%.
-# - cartpole 25.0: the return is the episode length, capped at 500; PPO policies reach 475-500.
-#   25 steps is 5% of the cap; a policy that fails 25 steps earlier on average is a different
-#   policy, a difference of a few steps is not (5 converged PPO seeds evaluated on the
-#   reference span ~12: 482.6 to 494.3 in one measured run).
-# - halfcheetah 100.0: the paper's margin; trained returns on 2 CPU cores are in the thousands.
-MARGINS: dict[str, float] = {"pong": 1.0, "cartpole": 25.0, "halfcheetah": 100.0}
-
-
 def default_margin(name: str) -> float:
-    """The documented margin of ``name`` (``MARGINS``); environments without one must be given
-    a margin explicitly."""
-    if name not in MARGINS:
+    """The documented margin of ``name`` (``SPEC.training.margin``, about 5% of the best return
+    a trained policy reaches, with the reason in ``margin_note``); environments without one
+    must be given a margin explicitly."""
+    margin = envport.spec(name).training.margin
+    if margin is None:
         raise ValueError(f"no default equivalence margin for {name!r}: pass --margin D (a "
                          "difference of mean returns that counts as equivalent)")
-    return MARGINS[name]
+    return margin
 
 
 def policy_summary(name: str, run_dir: str | os.PathLike[str], episodes: int = 100,
@@ -167,7 +156,7 @@ def _ensure_run(name: str, backend: str, seed: int, steps: int | None,
                 overrides: dict[str, Any] | None, env_kwargs: dict[str, Any] | None,
                 run_dir: Path, progress: bool) -> dict[str, Any]:
     """Train, resume or reuse the run in ``run_dir``; returns its summary and what was done."""
-    cfg, kwargs = _resolve_config(name, backend, steps, seed, overrides, env_kwargs, None)
+    cfg, kwargs = resolve_config(name, backend, steps, seed, overrides, env_kwargs, None)
     expected = run_config(name, backend, cfg, kwargs)
     status = "trained"
     if (run_dir / CONFIG_FILE).is_file() and (run_dir / CHECKPOINT_FILE).is_file():

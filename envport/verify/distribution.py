@@ -33,11 +33,12 @@ def two_sample_p(a: np.ndarray, b: np.ndarray) -> tuple[str, float]:
 
 def check_distribution(spec: EnvSpec, samples: int = 2000, seed: int = 0) -> LayerResult:
     t0 = time.perf_counter()
-    if spec.sample_reference_events is None or spec.sample_translation_events is None:
+    v = spec.verification
+    if v.sample_reference_events is None or v.sample_translation_events is None:
         return LayerResult("distribution", passed=True, counts={"events": 0},
                            notes=["this environment declares no random events"])
-    ref = spec.sample_reference_events(samples, seed)
-    ours = spec.sample_translation_events(samples, seed + 1)
+    ref = v.sample_reference_events(samples, seed)
+    ours = v.sample_translation_events(samples, seed + 1)
     alpha = ALPHA / max(1, len(ref))
     failures, notes = [], []
     for name, ref_values in ref.items():

@@ -77,7 +77,7 @@ def step_translation(env: Environment, bridge: Bridge, cases: list[Case]) -> lis
 def sample_cases(spec: EnvSpec, ref: Reference, n: int, seed: int,
                  policies: tuple[str, ...] = POLICIES, perturb_fraction: float = 0.25,
                  min_episodes: int = 4, max_episodes: int = 200) -> list[Case]:
-    assert spec.random_action is not None
+    assert spec.verification.random_action is not None
     rng = np.random.default_rng(seed)
     per_policy = -(-n // len(policies))
     cases: list[Case] = []
@@ -88,13 +88,14 @@ def sample_cases(spec: EnvSpec, ref: Reference, n: int, seed: int,
         ep = 0
         while ep < min_episodes or (len(pool) < 2 * per_policy and ep < max_episodes):
             episode_seed = (seed * 10_007 + k * 1_009 + ep) % 2**32
-            pool += visit_states(ref, act, episode_seed, min(spec.max_rollout_steps, 3000), rng)
+            pool += visit_states(ref, act, episode_seed,
+                                 min(spec.verification.max_rollout_steps, 3000), rng)
             ep += 1
         for i in rng.choice(len(pool), size=min(per_policy, len(pool)), replace=False):
             state, origin = pool[i], kind
-            if spec.perturb is not None and rng.random() < perturb_fraction:
-                state, origin = spec.perturb(state, rng), f"{kind}+perturbed"
-            cases.append(Case(state, spec.random_action(rng), origin))
+            if spec.verification.perturb is not None and rng.random() < perturb_fraction:
+                state, origin = spec.verification.perturb(state, rng), f"{kind}+perturbed"
+            cases.append(Case(state, spec.verification.random_action(rng), origin))
     return cases[:n]
 
 

@@ -607,65 +607,6 @@ def float_boundary(env: Any, mutant: Mutant, path: str) -> bool:
     return bool(found) and all(found)
 
 
-# Equivalent mutants shown by hand: (file, original source line, mutation) -> (kind, why).
-# Applied only to mutants that survive, so a stale entry can never hide a detectable bug.
-# Kinds: "proof" holds for every input; "reachable" holds on every state the game can reach
-# from a reset and on the verifier's perturbations, but not on arbitrary injected states.
-_CLAMPED = ("4 -> 5", "x = jax.random.uniform(key, (4,), self.dtype, -0.05, 0.05)")
-KNOWN_EQUIVALENT: dict[tuple[str, str, str], tuple[str, str]] = {
-    ("jax_env.py", _CLAMPED[1], _CLAMPED[0]): ("proof", (
-        "reset draws five uniforms and uses the first four. JAX's threefry generator "
-        "(partitionable, the default) makes element i of a draw from counter i, so the first "
-        "four of five values are exactly the four values of the original: the reset states "
-        "are identical for every key (only the compiled program differs)")),
-    **{("jax_env.py",
-        "state = CartPoleState(x[0], x[1], x[2], x[3], jnp.zeros((), jnp.int32))",
-        f"arguments {i} and {i + 1} swapped"): ("proof", (
-            "swaps two of the four i.i.d. U(-0.05, 0.05) draws that make CartPole's reset "
-            "state: the components are exchangeable, so the distribution of reset states is "
-            "unchanged (reset is specified in distribution only; L3 starts from the "
-            "reference's state)")) for i in (1, 2, 3)},
-    ("jax_env.py", "return jnp.where(product != product, F32(0), product)",
-     "arguments 1 and 2 swapped"): ("proof", (
-        "`rounded` keeps XLA from fusing a multiply-add (a select between the multiply and "
-        "the add); the mutant's condition is the constant 0, the select folds away and XLA may "
-        "fuse. In the discrete game the product is 3 times a direction in {-1, 0, 1}, exact, "
-        "so the fused and the separate multiply-add round identically")),
-    ("jax_env.py", "return jnp.where(product != product, F32(0), product)", "0 -> 1"): (
-        "proof", "Pong's `rounded` replaces a NaN product by 0 (a guard against fused "
-                 "multiply-adds); the product is a speed increment times a direction in "
-                 "[-1, 1], always finite, so the replacement value is never used"),
-    ("jax_env.py", "out = (out << bits) ^ ((nxt >> 16) % jnp.uint32(1 << bits))", "^ -> |"): (
-        "proof", "in rand_r, `out << bits` has its low `bits` bits zero and the other operand "
-                 "is below 2**bits: the operands share no set bit, so xor and or are equal"),
-    ("jax_env.py", "ball_vy=(r % 2 - 1).astype(jnp.float32) * F32(p.ball_initial_speed_y),",
-     "* -> /"): ("proof", (
-        "the serve speed is 1.0 in the default params, and x * 1.0 and x / 1.0 are both exactly "
-        "x in IEEE arithmetic (NaN and infinities included)")),
-    ("jax_env.py", "n_bx = jnp.where(hit_r, jnp.clip(n_bx, F32(0), F32(p.width) - bw), n_bx)",
-     "0 -> 1"): ("proof", (
-        "the lower clip bound of the ball's x at a right-paddle hit: hit_r implies "
-        "n_bx + ball_width > width, i.e. n_bx > 468, so a lower bound of 0 or 1 never binds")),
-    **{("jax_env.py", "played = PongState(pyl, pyr, bx, by, vx, vy, score_l, score_r, "
-                      "state.tick + 1, state.rng)", f"PongState.{side} keeps state.{side}"): (
-        "proof", f"`played` is the next state only when no point is scored (`stopped` is "
-                 f"false), and then {side} equals state.{side}; after a point the served "
-                 "state's scores are used. Keeping the old value changes nothing")
-       for side in ("score_l", "score_r")},
-    ("jax_env.py", "left = n_bx < 0", "< -> <="): ("reachable", (
-        "the ball's x is 100 + 10k moving right from a serve and 468 - 10k moving left (a "
-        "right-paddle hit clips it to 468, and only such a hit sends it left), so it is "
-        "never exactly 0; the verifier's perturbations draw x from a continuous range. An "
-        "injected state with x = 10 moving left would tell them apart")),
-    **{("jax_env.py", "bounced = jnp.where(jnp.abs(bounced) <= F32(0.01),", d): ("reachable", (
-        "the bounced vertical speed is an integer in every reachable state (serves give -1 "
-        "or 0, paddle hits add -3/0/+3, walls flip the sign, the clip is at +-13; the "
-        "perturbations draw integers too), so |v| <= 0.01, |v| < 0.01 and |v| <= 0.011 all "
-        "mean v == 0"))
-       for d in ("<= -> <", "0.01 -> 0.011000000000000001")},
-}
-
-
 PYTHON_LEVEL = ("autoresets", "observation_space", "action_space")
 
 
@@ -689,12 +630,12 @@ def explain_equivalence(spec: Any, env: Any, mutant: Mutant, path: str,
                 "so the two cannot behave differently")
     except Exception:
         pass
-    if not spec.tolerance.exact and boundary:
+    if not spec.verification.tolerance.exact and boundary:
         return "boundary", (
             "float boundary: the mutant differs from the original only when the two float "
             "operands of this comparison are exactly equal. The translation is compared with "
-            f"its reference within a tolerance ({spec.tolerance}): at an exact tie of the "
-            "translation's floats, the reference's own value lies within rounding of the "
+            f"its reference within a tolerance ({spec.verification.tolerance}): at an exact tie "
+            "of the translation's floats, the reference's own value lies within rounding of the "
             "threshold on either side, so neither version is more correct there and no test "
             "that respects the tolerance can tell them apart")
     function = mutant.original.split("(", 1)[0]
@@ -705,8 +646,9 @@ def explain_equivalence(spec: Any, env: Any, mutant: Mutant, path: str,
             f"commutative arguments: {function}(a, b, ...) is symmetric in a and b "
             f"({_COMMUTATIVE[name]}), in value, dtype and shape, so swapping them changes "
             "nothing")
-    return KNOWN_EQUIVALENT.get((Path(path).name, mutant.source_line, mutant.description),
-                                ("", ""))
+    known = spec.verification.equivalent_mutants
+    table = known() if known is not None else {}
+    return table.get((Path(path).name, mutant.source_line, mutant.description), ("", ""))
 
 
 # jax.numpy functions whose first two arguments commute, and why.

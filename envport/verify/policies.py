@@ -22,34 +22,35 @@ POLICIES = ("random", "scripted", "novelty")
 
 class NoveltyPolicy:
     def __init__(self, spec: EnvSpec, ref: Reference, candidates: int = 3):
-        if spec.state_bins is None or spec.random_action is None:
+        if spec.verification.state_bins is None or spec.verification.random_action is None:
             raise ValueError(f"{spec.name}: the novelty policy needs state_bins and random_action")
         self.spec, self.ref, self.candidates = spec, ref, candidates
         self.visits: Counter[tuple] = Counter()
 
     def __call__(self, obs: np.ndarray, rng: np.random.Generator) -> Any:
-        assert self.spec.random_action is not None and self.spec.state_bins is not None
+        v = self.spec.verification
+        assert v.random_action is not None and v.state_bins is not None
         here = self.ref.get_state()
         best, best_count = None, None
         for _ in range(self.candidates):
-            action = self.spec.random_action(rng)
+            action = self.spec.verification.random_action(rng)
             self.ref.step(action)
-            count = self.visits[self.spec.state_bins(self.ref.get_state())]
+            count = self.visits[self.spec.verification.state_bins(self.ref.get_state())]
             self.ref.set_state(here)
             if best_count is None or count < best_count:
                 best, best_count = action, count
-        self.visits[self.spec.state_bins(here)] += 1
+        self.visits[self.spec.verification.state_bins(here)] += 1
         return best
 
 
 def make_policy(kind: str, spec: EnvSpec, ref: Reference) -> Policy:
     if kind == "random":
-        assert spec.random_action is not None
-        random_action = spec.random_action
+        assert spec.verification.random_action is not None
+        random_action = spec.verification.random_action
         return lambda obs, rng: random_action(rng)
     if kind == "scripted":
-        assert spec.scripted_policy is not None
-        return spec.scripted_policy
+        assert spec.verification.scripted_policy is not None
+        return spec.verification.scripted_policy
     if kind == "novelty":
         return NoveltyPolicy(spec, ref)
     raise ValueError(f"unknown policy {kind!r}; known: {', '.join(POLICIES)}")

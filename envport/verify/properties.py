@@ -2,7 +2,7 @@
 
 Contract checks driven by hypothesis (it searches seeds, episode prefixes and actions, and shrinks
 a failing example), plus the environment's own component checks against reference input/output
-pairs (``EnvSpec.components``).
+pairs (``EnvSpec.verification.components``).
 """
 
 from __future__ import annotations
@@ -73,10 +73,10 @@ def _leaf_name(path: tuple[Any, ...]) -> str:
 
 def _tolerance(spec: EnvSpec, name: str) -> Any:
     while name:  # the most specific field_tolerance entry that names this leaf or a parent
-        if name in spec.field_tolerance:
-            return spec.field_tolerance[name]
+        if name in spec.verification.field_tolerance:
+            return spec.verification.field_tolerance[name]
         name = name.rpartition(".")[0]
-    return spec.tolerance
+    return spec.verification.tolerance
 
 
 def trees_match(spec: EnvSpec, a: Any, b: Any) -> bool:
@@ -243,13 +243,13 @@ def check_properties(spec: EnvSpec, examples: int = 20, seed: int = 0,
     t0 = time.perf_counter()
     env = env or translation(spec)
     failures: list[Failure] = []
-    names = list(PROPERTIES) + [f"component:{c}" for c in spec.components]
+    names = list(PROPERTIES) + [f"component:{c}" for c in spec.verification.components]
     for i, name in enumerate(names):
         if progress:
             progress(i, len(names))
         if name.startswith("component:"):
             try:
-                spec.components[name.split(":", 1)[1]]()
+                spec.verification.components[name.split(":", 1)[1]]()
             except AssertionError as e:
                 failures.append(Failure(layer="property", test_id=f"property[{name}]",
                                         message=str(e)))

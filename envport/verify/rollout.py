@@ -364,8 +364,8 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
     t0 = time.perf_counter()
     env = env or translation(spec)
     ref = spec.make_reference()
-    copies = ([spec.make_perturbed_reference(copy=i) for i in range(PERTURBED_COPIES)]
-              if spec.make_perturbed_reference else [])
+    copies = ([spec.verification.make_perturbed_reference(copy=i) for i in range(PERTURBED_COPIES)]
+              if spec.verification.make_perturbed_reference else [])
     rng = np.random.default_rng(seed)
     policies = {k: make_policy(k, spec, ref) for k in ("random", "scripted")}
     result = LayerResult("rollout", passed=True, counts={"episodes": 0, "steps": 0},
@@ -380,7 +380,7 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
             kind = "random" if i % 2 == 0 else "scripted"
             episode_seed = (seed * 100_003 + i) % 2**32  # references take uint32 seeds
             batch.append(reference_episode(ref, policies[kind], episode_seed, kind,
-                                           spec.max_rollout_steps, rng))
+                                           spec.verification.max_rollout_steps, rng))
         # The envelope first: the translation then runs only as far as the lockstep horizon
         # (plus the padding of its scan) instead of the whole episode.
         envelopes: list[tuple[Trajectory | None, int, list[Trajectory]]] = []
@@ -425,10 +425,10 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
             progress(len(done_eps), episodes)
     result.complete = True
     lengths = [len(e) for e in done_eps]
-    capped = sum(n >= spec.max_rollout_steps for n in lengths)
+    capped = sum(n >= spec.verification.max_rollout_steps for n in lengths)
     result.notes.append(f"episode length mean {np.mean(lengths):.0f}, max {max(lengths)} steps"
-                        + (f"; {capped} episodes cut at the {spec.max_rollout_steps}-step cap"
-                           if capped else ""))
+                        + (f"; {capped} episodes cut at the "
+                           f"{spec.verification.max_rollout_steps}-step cap" if capped else ""))
     cut = [h for h, n in zip(horizons, lengths, strict=True) if h < n]
     if copies:
         result.notes.append(

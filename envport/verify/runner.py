@@ -32,7 +32,7 @@ def verify(name: str | EnvSpec, layers: tuple[str, ...] = LAYERS, *, episodes: i
     unknown = set(layers) - set(LAYERS)
     if unknown:
         raise ValueError(f"unknown layer(s) {sorted(unknown)}; known: {', '.join(LAYERS)}")
-    report = Report(env=name, tolerance_note=spec.tolerance_note)
+    report = Report(env=name, tolerance_note=spec.verification.tolerance_note)
 
     def tick(layer: str) -> Callable[[int, int], None] | None:
         return (lambda done, total: progress(layer, done, total)) if progress else None

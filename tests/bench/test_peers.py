@@ -43,8 +43,9 @@ def missing_peer():
 
 @pytest.fixture
 def cartpole_with_peers(monkeypatch: pytest.MonkeyPatch) -> None:
-    patched = dataclasses.replace(real_spec("cartpole"),
-                                  peers={"toy": toy_peer, "missing": missing_peer})
+    base = real_spec("cartpole")
+    patched = dataclasses.replace(base, benchmark=dataclasses.replace(
+        base.benchmark, peers={"toy": toy_peer, "missing": missing_peer}))
     monkeypatch.setattr(envport, "spec",
                         lambda name: patched if name == "cartpole" else real_spec(name))
 
@@ -112,8 +113,8 @@ def test_run_benchmark_with_peers_json_shape_and_plot(tmp_path: Path) -> None:
 
 
 def test_halfcheetah_names_its_peers() -> None:
-    assert list(real_spec("halfcheetah").peers) == ["mjx", "brax"]
-    assert real_spec("cartpole").peers == {}
+    assert list(real_spec("halfcheetah").benchmark.peers) == ["mjx", "brax"]
+    assert real_spec("cartpole").benchmark.peers == {}
 
 
 def test_cli_bench_no_peers_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

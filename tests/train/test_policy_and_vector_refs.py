@@ -13,7 +13,9 @@ from envport.envs.cartpole.vector_reference import CartPoleVectorReference
 from envport.envs.pong.jax_env import Pong
 from envport.envs.pong.vector_reference import PongVectorReference
 from envport.train.backends import make_backend
-from envport.train.ppo import INIT_COMPILER_OPTIONS, DiagGaussian, PPOConfig, gae, make_policy
+from envport.train.config import PPOConfig
+from envport.train.ppo import DiagGaussian, gae, make_policy
+from envport.train.program import INIT_COMPILER_OPTIONS
 
 
 def init_params(policy):

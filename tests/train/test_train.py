@@ -21,7 +21,7 @@ import pytest
 
 from envport.core.registry import UnknownEnvironmentError
 from envport.train import assert_matched, evaluate, load_params, read_log, resume, train
-from envport.train.ppo import CHECKPOINT_FILE, CONFIG_FILE, LOG_FIELDS, PLOT_FILE
+from envport.train.run import CHECKPOINT_FILE, CONFIG_FILE, LOG_FIELDS, PLOT_FILE
 
 TINY = {"num_steps": 8, "num_minibatches": 2, "update_epochs": 2}
 UPDATES = 4
@@ -136,13 +136,15 @@ TWO_DEVICES = textwrap.dedent("""
     import dataclasses, jax, numpy as np, optax
     from envport.train import train
     from envport.train import ppo
+    from envport.train.config import PPOConfig
+    from envport.train.program import program
     assert len(jax.devices()) == 2, jax.devices()
     tiny = {"num_steps": 8, "num_minibatches": 2, "update_epochs": 2}
     for backend in ("jax", "reference"):
         r = train("cartpole", backend, steps=128, out=f"{OUT}/{backend}", config_overrides=tiny,
                   progress=False)
         assert r.updates == 4 and np.isfinite(r.final_mean_return), r
-    prog = ppo.program("cartpole", {}, dataclasses.replace(ppo.CARTPOLE_TINY, **tiny))
+    prog = program("cartpole", {}, dataclasses.replace(CARTPOLE_TINY, **tiny))
     runner = prog.init_runner(0)
     assert len(runner.obs.sharding.device_set) == 2  # the env batch is split over both
     # The same PPO update on 1 and on 2 devices (SGD, so a doubled gradient would show):
@@ -179,7 +181,7 @@ def test_two_devices_in_a_subprocess(tmp_path: Path) -> None:
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
            "JAX_PLATFORMS": "cpu"}
     script = f"OUT = {str(tmp_path)!r}\n" + TWO_DEVICES.replace(
-        "ppo.CARTPOLE_TINY", "ppo.PPOConfig(total_steps=128)")
+        "CARTPOLE_TINY", "PPOConfig(total_steps=128)")
     done = subprocess.run([sys.executable, "-c", script], env=env, cwd=REPO,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "OK" in done.stdout, done.stderr[-3000:]
@@ -210,7 +212,7 @@ def test_a_diverging_run_stops_with_its_last_finite_checkpoint(tmp_path: Path) -
     """A NaN loss (here a NaN learning rate: the first minibatch step of update 1 makes the
     parameters NaN) stops the run with a clear error instead of training on NaN; the checkpoint
     is the last finite one (here the initial one, not the NaN state after update 1)."""
-    from envport.train.ppo import TrainingDiverged, load_checkpoint
+    from envport.train.run import TrainingDiverged, load_checkpoint
 
     with pytest.raises(TrainingDiverged, match="loss of update 1 is not finite"):
         train("cartpole", "jax", steps=STEPS, seed=7, out=tmp_path / "nan",

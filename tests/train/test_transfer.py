@@ -5,14 +5,16 @@ compiled programs are reused when both files run in one session."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
-from envport.train.ppo import RESULT_FILE
+import envport
+from envport.core.registry import Training
+from envport.train.run import RESULT_FILE
 from envport.train.transfer import (
-    MARGINS,
     PLOT_PNG,
     REPORT_MD,
     RESULT_JSON,
@@ -133,7 +135,7 @@ def test_policy_summary_evaluates_one_policy_on_both_backends(first: tuple[Path,
 
     out, r = first
     s = policy_summary("cartpole", out / "jax-seed0", episodes=4)
-    assert s["margin"] == MARGINS["cartpole"] and s["episodes"] == 4
+    assert s["margin"] == envport.spec("cartpole").training.margin == 25.0 and s["episodes"] == 4
     # The same policy, seeds and episodes as the transfer's cached evaluation of this run.
     run = next(x for x in r["runs"] if x["backend"] == "jax")
     for b in ("jax", "reference"):
@@ -144,7 +146,11 @@ def test_policy_summary_evaluates_one_policy_on_both_backends(first: tuple[Path,
     assert "over 4 episodes" in line and verdict in line
 
 
-def test_default_margin_is_documented_or_required() -> None:
+def test_default_margin_is_documented_or_required(monkeypatch: pytest.MonkeyPatch) -> None:
     assert default_margin("pong") == 1.0
+    real = envport.spec
+    no_margin = dataclasses.replace(real("cartpole"), training=Training())
+    monkeypatch.setattr(envport, "spec", lambda name: no_margin if name == "cartpole"
+                        else real(name))
     with pytest.raises(ValueError, match="--margin"):
-        default_margin("no-such-env")
+        default_margin("cartpole")

@@ -10,7 +10,8 @@ from envport.verify.policies import make_policy
 def test_copies_cut_at_the_horizon_give_the_same_envelope():
     cartpole = spec("cartpole")
     ref = cartpole.make_reference()
-    copies = [cartpole.make_perturbed_reference(copy=i) for i in range(rollout.PERTURBED_COPIES)]
+    make_copy = cartpole.verification.make_perturbed_reference
+    copies = [make_copy(copy=i) for i in range(rollout.PERTURBED_COPIES)]
     rng = np.random.default_rng(0)
     act = make_policy("scripted", cartpole, ref)
     cut_somewhere = False

@@ -7,7 +7,15 @@ from typing import Any
 import numpy as np
 
 from envport.core.reference import RefState
-from envport.core.registry import EnvSpec, Tolerance, lazy
+from envport.core.registry import (
+    Benchmark,
+    EnvSpec,
+    Tolerance,
+    Training,
+    Verification,
+    lazy,
+)
+from envport.train.config import PPOConfig
 
 # One float32 step of ~20 dependent operations from float64-exact inputs: rounding error is a few
 # float32 ulps (1.2e-7 relative each); 1e-5 relative leaves a 4x margin over 20 ulps.
@@ -83,6 +91,17 @@ def _throughput(batch_sizes: list[int], steps: int) -> list[dict[str, Any]]:
     return gymnasium_throughput(batch_sizes, steps)
 
 
+# PureJaxRL's CartPole-v1 settings (the PPO paper's defaults with 4 x 128 batches).
+PPO = PPOConfig(
+    num_envs=4, num_steps=128, total_steps=500_000, lr=2.5e-4, anneal_lr=True,
+    update_epochs=4, num_minibatches=4, ent_coef=0.01, hidden_sizes=(64, 64))
+
+# The return is the episode length, capped at 500; PPO policies reach 475-500. 25 steps is 5% of
+# the cap; a policy that fails 25 steps earlier on average is a different policy, a difference
+# of a few steps is not (5 converged PPO seeds evaluated on the reference span ~12: 482.6 to
+# 494.3 in one measured run).
+MARGIN_NOTE = "25 steps, 5% of the 500-step cap (5 converged PPO seeds span ~12)"
+
 SPEC = EnvSpec(
     name="cartpole",
     summary="Classic cart-pole balancing, the smallest complete example",
@@ -90,23 +109,30 @@ SPEC = EnvSpec(
     make=_make,
     make_reference=_make_reference,
     make_bridge=_make_bridge,
-    tolerance=STEP_TOLERANCE,
-    tolerance_note=(
-        "float32 translation vs float64 reference. One step: atol 1e-6 + rtol 1e-5 (a few "
-        "float32 ulps over ~20 dependent operations, 4x margin). Rollouts: ten times the largest "
-        "divergence of three copies of the reference jittered by 4 float32 ulps and rounded to "
-        "float32 after every step (a calibrated envelope), never less than the one-step "
-        "tolerance, compared up to the lockstep horizon where that envelope reaches 1e-3 "
-        "(CartPole is unstable: errors grow about e^(3.8 t), so no float32 port stays in "
-        "lockstep for a whole 500-step episode)."
+    verification=Verification(
+        tolerance=STEP_TOLERANCE,
+        tolerance_note=(
+            "float32 translation vs float64 reference. One step: atol 1e-6 + rtol 1e-5 (a few "
+            "float32 ulps over ~20 dependent operations, 4x margin). Rollouts: ten times the "
+            "largest divergence of three copies of the reference jittered by 4 float32 ulps and "
+            "rounded to float32 after every step (a calibrated envelope), never less than the "
+            "one-step tolerance, compared up to the lockstep horizon where that envelope "
+            "reaches 1e-3 (CartPole is unstable: errors grow about e^(3.8 t), so no float32 "
+            "port stays in lockstep for a whole 500-step episode)."
+        ),
+        scripted_policy=scripted_policy,
+        random_action=random_action,
+        perturb=perturb,
+        state_bins=state_bins,
+        max_rollout_steps=500,
+        make_perturbed_reference=_make_perturbed_reference,
+        sample_reference_events=reference_resets,
+        sample_translation_events=translation_resets,
+        equivalent_mutants=lazy("envport.envs.cartpole.mutants:known_equivalent"),
     ),
-    scripted_policy=scripted_policy,
-    random_action=random_action,
-    perturb=perturb,
-    state_bins=state_bins,
-    max_rollout_steps=500,
-    make_perturbed_reference=_make_perturbed_reference,
-    sample_reference_events=reference_resets,
-    sample_translation_events=translation_resets,
-    reference_throughput=_throughput,
+    benchmark=Benchmark(reference_throughput=_throughput),
+    training=Training(
+        ppo=PPO, margin=25.0, margin_note=MARGIN_NOTE,
+        make_vector_reference=lazy("envport.envs.cartpole.vector_reference:make"),
+    ),
 )

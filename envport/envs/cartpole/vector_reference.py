@@ -19,8 +19,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from envport.core.gymnasium_batch import GymnasiumBatch
 from envport.core.spaces import Box, Discrete
+from envport.references.gymnasium_batch import GymnasiumBatch
 
 
 class CartPoleVectorReference(GymnasiumBatch):

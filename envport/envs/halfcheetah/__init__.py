@@ -2,8 +2,8 @@
 
 The physics (``physics.py``) is MuJoCo's pipeline specialised to this planar model, read from
 Gymnasium's own XML at start-up (``model.py``); ``checks.py`` compares it stage by stage with
-MuJoCo (``SPEC.components``). ``variant(dtype="float64")`` is the float64 mode used to verify the
-physics at MuJoCo's own precision (run it with JAX's x64 mode on).
+MuJoCo (``SPEC.verification.components``). ``variant(dtype="float64")`` is the float64 mode used
+to verify the physics at MuJoCo's own precision (run it with JAX's x64 mode on).
 """
 
 from __future__ import annotations
@@ -14,7 +14,16 @@ from typing import Any
 import numpy as np
 
 from envport.core.reference import RefState
-from envport.core.registry import EnvSpec, Tolerance, lazy
+from envport.core.registry import (
+    Benchmark,
+    EnvSpec,
+    Option,
+    Tolerance,
+    Training,
+    Verification,
+    lazy,
+)
+from envport.train.config import PPOConfig
 
 FLOAT32_EPS = float(np.finfo(np.float32).eps)
 FLOAT64_EPS = float(np.finfo(np.float64).eps)
@@ -197,30 +206,39 @@ FLOAT64_NOTE = (
     "1e-3 (44-114 steps).")
 
 
-def variant(dtype: str = "float32", checked: bool | str = False) -> EnvSpec:
-    """The spec of another mode: ``dtype="float64"`` (needs JAX x64) or ``checked=True``
-    (options may come as strings from ``envport verify halfcheetah -o dtype=float64``)."""
+def variant(dtype: str = "float32", checked: bool = False) -> EnvSpec:
+    """The spec of another mode: ``dtype="float64"`` (needs JAX x64) or ``checked=True``."""
     import jax.numpy as jnp
 
     dt = jnp.dtype(dtype)
-    if isinstance(checked, str):
-        checked = checked.strip().lower() in ("1", "true", "yes")
-    if dt == jnp.float32:
-        spec = SPEC
-    elif dt == jnp.float64:
+    spec = SPEC
+    if dt == jnp.float64:
         cast = {"obs": FLOAT64_CAST_TOLERANCE, "reward": FLOAT64_CAST_TOLERANCE}
         spec = dataclasses.replace(
-            SPEC, tolerance=FLOAT64_TOLERANCE, field_tolerance=cast, tolerance_note=FLOAT64_NOTE,
-            make_bridge=lambda **kw: _make_bridge(dtype=dt, **kw),
-            make_perturbed_reference=_perturbed_float64)
-    else:
-        raise ValueError(f"halfcheetah computes in float32 or float64, not {dtype}")
+            SPEC, make_bridge=lambda **kw: _make_bridge(dtype=dt, **kw),
+            verification=dataclasses.replace(
+                SPEC.verification, tolerance=FLOAT64_TOLERANCE, field_tolerance=cast,
+                tolerance_note=FLOAT64_NOTE, make_perturbed_reference=_perturbed_float64))
 
     def make(**kw: Any):
         return _make(dtype=dt, checked=bool(checked), **kw)
 
     return dataclasses.replace(spec, make=make)
 
+
+# CleanRL's MuJoCo PPO (ppo_continuous_action.py: lr 3e-4, 10 epochs of 32 minibatches, gamma
+# 0.99, GAE 0.95, clip 0.2, no entropy bonus, 64x64 tanh MLPs, state-independent log std)
+# batched PureJaxRL-style for 2 CPU cores: 32 envs x 128 steps = 4,096 steps per update
+# (minibatches of 128), ~244 updates in 1M steps. Brax/PureJaxRL's 2,048 envs x 10 steps suit an
+# accelerator; on 2 cores a 20k-step batch per update would make updates rare, and the reference
+# steps its envs in a Python loop whatever their number. Measured on the shared 2-core machine
+# (load ~6): 100k steps take ~23 s of training on either backend (+18 s compile reference, +130
+# s JAX). envport's PPO normalises neither observations nor rewards (CleanRL and Brax do both
+# for MuJoCo), so learning is slower than their curves; both backends share that, which is what
+# L4 compares.
+PPO = PPOConfig(
+    num_envs=32, num_steps=128, total_steps=1_000_000, lr=3e-4, anneal_lr=True,
+    update_epochs=10, num_minibatches=32, ent_coef=0.0, hidden_sizes=(64, 64))
 
 SPEC = EnvSpec(
     name="halfcheetah",
@@ -233,19 +251,31 @@ SPEC = EnvSpec(
     make=_make,
     make_reference=_make_reference,
     make_bridge=_make_bridge,
-    tolerance=FLOAT32_TOLERANCE,
-    field_tolerance=FLOAT32_FIELDS,
-    tolerance_note=FLOAT32_NOTE,
-    scripted_policy=scripted_policy,
-    random_action=random_action,
-    perturb=perturb,
-    state_bins=state_bins,
-    max_rollout_steps=1000,
-    make_perturbed_reference=_perturbed_float32,
-    sample_reference_events=reference_resets,
-    sample_translation_events=translation_resets,
-    reference_throughput=_throughput,
-    peers=_PEERS,
-    components={stage: _stage_check(stage) for stage in STAGES},
+    verification=Verification(
+        tolerance=FLOAT32_TOLERANCE,
+        field_tolerance=FLOAT32_FIELDS,
+        tolerance_note=FLOAT32_NOTE,
+        scripted_policy=scripted_policy,
+        random_action=random_action,
+        perturb=perturb,
+        state_bins=state_bins,
+        max_rollout_steps=1000,
+        make_perturbed_reference=_perturbed_float32,
+        sample_reference_events=reference_resets,
+        sample_translation_events=translation_resets,
+        components={stage: _stage_check(stage) for stage in STAGES},
+    ),
+    benchmark=Benchmark(reference_throughput=_throughput, peers=_PEERS,
+                        batch_sizes=(1, 8, 64, 512, 1024, 4096, 8192)),
+    training=Training(
+        ppo=PPO, margin=100.0,
+        margin_note="the paper's margin; trained returns on 2 CPU cores are in the thousands",
+        make_vector_reference=lazy("envport.envs.halfcheetah.vector_reference:make"),
+    ),
+    options={
+        "dtype": Option("float32", "float64 verifies the physics at MuJoCo's own precision "
+                                   "(run with JAX_ENABLE_X64=1)", choices=("float32", "float64")),
+        "checked": Option(False, "flag and raise on non-finite states", kind="bool"),
+    },
     variant=variant,
 )

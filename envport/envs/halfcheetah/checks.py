@@ -293,5 +293,5 @@ def check_stage(stage: str, n: int = 120, seed: int = 0, rtol: float = RTOL) -> 
 
 
 def components() -> dict[str, Callable[[], None]]:
-    """``EnvSpec.components``: one check per stage."""
+    """``EnvSpec.verification.components``: one check per stage."""
     return {stage: (lambda stage=stage: check_stage(stage)) for stage in STAGES}

@@ -1,7 +1,7 @@
 """MuJoCo's pipeline for the planar HalfCheetah, in JAX: one ``mj_step`` = :func:`step`.
 
 The stages follow ``mj_step`` (Euler integrator) and are checked one by one against C MuJoCo
-(tests/envs/halfcheetah/test_physics.py, ``SPEC.components``):
+(tests/envs/halfcheetah/test_physics.py, ``SPEC.verification.components``):
 
 =====================  ==========================================  ==========================
 stage                  MuJoCo                                      here

@@ -29,9 +29,9 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from envport.core.gymnasium_batch import GymnasiumBatch
 from envport.core.spaces import Box
 from envport.envs.halfcheetah.reference import make_gymnasium_env
+from envport.references.gymnasium_batch import GymnasiumBatch
 
 OBS_DIM, ACTION_DIM = 17, 6
 _STATE_SPEC = mujoco.mjtState.mjSTATE_INTEGRATION

@@ -61,7 +61,7 @@ def test_rounded_mj_step_without_jitter_is_mj_step():
 
 
 def test_float32_copy_rounds_every_step_and_differs_by_noise_seed():
-    copies = [SPEC.make_perturbed_reference(copy=i) for i in range(2)]
+    copies = [SPEC.verification.make_perturbed_reference(copy=i) for i in range(2)]
     for c in copies:
         c.reset(3)
     for _ in range(5):

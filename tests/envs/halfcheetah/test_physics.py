@@ -15,7 +15,8 @@ import pytest
 from envport.envs.halfcheetah import SPEC, STAGES, checks, model, physics
 from envport.envs.halfcheetah.model import cheetah_model
 
-N_STATES = 120  # the size SPEC.components uses: one MuJoCo + JAX pass shared by every test
+# The size SPEC.verification.components uses: one MuJoCo + JAX pass shared by every test.
+N_STATES = 120
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +44,8 @@ def test_the_samples_cover_contacts_limits_and_the_clamp(errors):
 
 
 def test_components_are_wired_into_the_spec():
-    assert set(SPEC.components) == set(STAGES)
-    SPEC.components["mass_matrix"]()  # uses the cached samples: cheap
+    assert set(SPEC.verification.components) == set(STAGES)
+    SPEC.verification.components["mass_matrix"]()  # uses the cached samples: cheap
 
 
 def test_a_missing_armature_is_caught(errors):

@@ -12,7 +12,7 @@ import pytest
 from envport.core.spaces import InvalidActionError
 from envport.envs.halfcheetah.vector_reference import HalfCheetahVectorReference, make
 from envport.train.backends import make_backend
-from envport.train.configs import get_config
+from envport.train.run import default_config
 
 
 def random_actions(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -100,7 +100,7 @@ def test_get_state_set_state_resume_exactly() -> None:
 def test_backend_spaces_match_the_translation() -> None:
     backend = make_backend("halfcheetah", "reference", 2)
     assert backend.observation_space.shape == (17,) and backend.action_space.shape == (6,)
-    cfg, env_kwargs = get_config("halfcheetah")
+    cfg, env_kwargs = default_config("halfcheetah")
     assert env_kwargs == {} and cfg.num_envs % 2 == 0
 
 

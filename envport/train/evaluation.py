@@ -23,7 +23,9 @@ import numpy as np
 
 import envport
 from envport.train.backends import check_backend, host_vector_env
-from envport.train.ppo import Params, Policy, PPOConfig, load_params, make_policy
+from envport.train.config import PPOConfig
+from envport.train.ppo import Params, Policy, make_policy
+from envport.train.run import default_config, load_params
 
 
 @functools.lru_cache(maxsize=16)
@@ -47,7 +49,7 @@ def evaluate(name: str, backend: str, params_or_run_dir: Params | str | os.PathL
 
     ``params_or_run_dir``: a run directory written by :func:`envport.train.train` (its network
     and environment options are read from config.json), or parameters, then with ``config``
-    (default: the environment's config in ``configs.py``) and ``env_kwargs``. ``seed`` seeds the
+    (default: the environment's ``SPEC.training``) and ``env_kwargs``. ``seed`` seeds the
     environments and the action sampling. Raises RuntimeError if an episode is still running
     after ``max_steps`` steps.
     """
@@ -65,9 +67,7 @@ def evaluate(name: str, backend: str, params_or_run_dir: Params | str | os.PathL
             raise ValueError(f"the policy was trained with env_kwargs={run['env_kwargs']}, "
                              f"not {env_kwargs}")
     else:
-        from envport.train.configs import get_config
-
-        default_cfg, default_kwargs = get_config(name)
+        default_cfg, default_kwargs = default_config(name)
         cfg = config or default_cfg
         env_kwargs = default_kwargs if env_kwargs is None else env_kwargs
         params = params_or_run_dir
