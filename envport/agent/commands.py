@@ -151,7 +151,7 @@ def render_summary(summary: dict[str, Any]) -> None:
 
 # ---------------------------------------------------------------- mutate
 def _mutate_parser(sub: Any) -> None:
-    from envport.verify.mutate import OPERATORS
+    from envport.verify.mutation import OPERATORS
 
     m = sub.add_parser("mutate", help="mutation score: seed bugs into a translation, report "
                                       "which layer kills each")
@@ -178,7 +178,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
 
     from envport.core.registry import UnknownEnvironmentError
     from envport.core.registry import spec as get_spec
-    from envport.verify import mutate
+    from envport.verify import mutation as mutate
 
     try:
         spec = get_spec(args.env)

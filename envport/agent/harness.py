@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from envport.verify.layers import HIERARCHY, LAYERS
+
 PROTOCOL = (
     "A reference class must implement envport's Reference protocol "
     "(envport/core/reference.py): reset(seed) -> obs; step(action) -> (obs, reward, "
@@ -36,7 +38,6 @@ PROTOCOL = (
     "tape() -> dict of the random draws consumed by the last step."
 )
 PROTOCOL_METHODS = ("reset", "step", "get_state", "set_state", "tape")
-LAYER_ORDER = ("property", "interaction", "rollout", "distribution", "transfer")
 
 
 class ReferenceError_(ImportError):
@@ -335,7 +336,7 @@ def verify_workspace(cfg: dict[str, Any], workspace: Path, *, layers: tuple[str,
                 message=f"write the L1 tests of this module in {package}/tests/test_{module}.py"))
         report.layers["property"] = result
         return _result(report, module, t0)
-    wanted = tuple(layer for layer in LAYER_ORDER[:4] if layers is None or layer in layers)
+    wanted = tuple(layer for layer in LAYERS if layers is None or layer in layers)
     for layer in wanted:
         try:
             part = verify(spec, (layer,), seed=seed, **sizes)
@@ -423,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
         q.add_argument("--out", help="write the result as JSON here")
         q.add_argument("--jax-cache", help="persistent compilation cache directory")
     v = sub.choices["verify"]
-    v.add_argument("--layer", action="append", choices=LAYER_ORDER)
+    v.add_argument("--layer", action="append", choices=HIERARCHY)
     v.add_argument("--module", help="L1 checks of one module of the plan only")
     v.add_argument("--module-kind", choices=("helper", "env", "bridge"))
     v.add_argument("--seed", type=int)

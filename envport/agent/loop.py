@@ -38,8 +38,8 @@ from envport.agent.ledger import Ledger
 from envport.agent.plan import ModulePlan, SourceFile, plan_modules, reference_sources
 from envport.agent.prompts import render
 from envport.agent.workspace import EDITABLE, FROZEN, Workspace
+from envport.verify.layers import HIERARCHY
 
-LAYER_ORDER = ("property", "interaction", "rollout", "distribution", "transfer")
 LAYER_TITLES = {"property": "L1 property", "interaction": "L2 interaction",
                 "rollout": "L3 rollout", "distribution": "distribution", "transfer": "L4 transfer"}
 PHASES = ("modules", "compose", "optimise", "done")
@@ -201,12 +201,12 @@ def layer_summary(result: dict[str, Any]) -> dict[str, Any]:
     """Highest layer passed (0-5, bottom-up), tests passed/total, per-layer verdicts."""
     layers = result["report"]["layers"]
     level = 0
-    for name in LAYER_ORDER:
+    for name in HIERARCHY:
         if name not in layers:
             continue
         if not layers[name]["passed"]:
             break
-        level = LAYER_ORDER.index(name) + 1
+        level = HIERARCHY.index(name) + 1
     passed = total = 0
     for r in layers.values():
         n = sum(v for k, v in r.items() if isinstance(v, int) and not isinstance(v, bool)
@@ -218,7 +218,7 @@ def layer_summary(result: dict[str, Any]) -> dict[str, Any]:
                 failed = max(failed, int(words[0]))
         total += n
         passed += max(0, n - failed) if not r["passed"] else n
-    highest = LAYER_ORDER[level - 1] if level else "none"
+    highest = HIERARCHY[level - 1] if level else "none"
     return {"level": level, "highest": highest, "tests_passed": passed, "tests_total": total,
             "layers": {k: bool(v["passed"]) for k, v in layers.items()},
             "passed": bool(result["report"]["passed"])}
@@ -227,7 +227,7 @@ def layer_summary(result: dict[str, Any]) -> dict[str, Any]:
 def repair_context(result: dict[str, Any]) -> dict[str, Any]:
     report = result["report"]
     layers = []
-    for name in sorted(report["layers"], key=lambda n: (*LAYER_ORDER, n).index(n)):
+    for name in sorted(report["layers"], key=lambda n: (*HIERARCHY, n).index(n)):
         r = report["layers"][name]
         counts = {k: v for k, v in r.items() if isinstance(v, int) and not isinstance(v, bool)}
         layers.append({"name": name, "title": LAYER_TITLES.get(name, name),
@@ -659,7 +659,7 @@ def _describe_best(best: list[int], plan: list[ModulePlan]) -> str:
     phase, module, rounds, level, tests = best
     where = {0: f"module {plan[min(module, len(plan) - 1)].name}", 1: "composition",
              2: f"optimisation round {rounds}", 3: "done"}[phase]
-    layer = LAYER_ORDER[level - 1] if level else "none"
+    layer = HIERARCHY[level - 1] if level else "none"
     return f"{where}; highest layer passed {layer}; {tests} tests passed"
 
 

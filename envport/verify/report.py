@@ -13,13 +13,9 @@ from typing import Any
 
 import numpy as np
 
-LAYERS = ("property", "interaction", "rollout", "distribution")
-LAYER_TITLES = {
-    "property": "L1 property",
-    "interaction": "L2 interaction",
-    "rollout": "L3 rollout",
-    "distribution": "distribution",
-}
+from envport.verify.layers import LAYER_TITLES, LAYERS
+
+__all__ = ["LAYERS", "LAYER_TITLES", "Failure", "FieldDiff", "LayerResult", "Report"]
 
 
 def _plain(x: Any) -> Any:

@@ -8,7 +8,9 @@ import json
 
 from envport.core.registry import spec
 from envport.envs.cartpole import bridge as cartpole_bridge
-from envport.verify import mutate
+from envport.verify import mutation as mutate
+from envport.verify.mutation.equivalence import float_boundary
+from envport.verify.mutation.generate import applied
 
 
 def cartpole_mutants() -> tuple[object, list[mutate.MutantSource]]:
@@ -40,7 +42,7 @@ def test_a_mutant_is_applied_in_place_and_undone():
     module, mutants = cartpole_mutants()
     gravity = find(mutants, "gravity: float = static_field(9.8)", "9.8 -> 10.780000000000001")
     before = dict(vars(module))
-    with mutate.applied(module, gravity):
+    with applied(module, gravity):
         assert spec("cartpole").make().default_params().gravity == 9.8 * 1.1
         # the state class stays the one the bridge uses
         assert module.CartPoleState is cartpole_bridge.CartPoleState
@@ -54,8 +56,8 @@ def test_float_boundaries_are_located_in_the_jaxpr():
     env = spec("cartpole").make()
     on_floats = find(mutants, "(new.x < -p.x_threshold)", "< -> <=")
     on_ints = find(mutants, "truncated = new.time >= p.max_steps", ">= -> >")
-    assert mutate.float_boundary(env, on_floats.mutant, path)
-    assert not mutate.float_boundary(env, on_ints.mutant, path)
+    assert float_boundary(env, on_floats.mutant, path)
+    assert not float_boundary(env, on_ints.mutant, path)
 
 
 def test_sampling_is_spread_over_operators():
