@@ -145,7 +145,8 @@ def side_by_side_table(result: dict[str, Any]) -> Table:
 def run_bench(env: str, batch_sizes: list[int] | None, peers: bool | list[str] = True,
               seconds: float | None = None, steps: int | None = None,
               stall_seconds: float | None = None) -> dict[str, Any]:
-    from envport.bench.throughput import DEFAULT_SECONDS, STALL_SECONDS, run_benchmark
+    from envport.bench.benchmark import run_benchmark
+    from envport.bench.timing import DEFAULT_SECONDS, STALL_SECONDS
 
     with console.status(f"benchmarking {env} (reference, JAX and peers side by side)...") as st:
         def progress(line: str) -> None:

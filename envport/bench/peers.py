@@ -13,7 +13,7 @@ HalfCheetah's two are defined here, both optional (``pip install envport[peers]`
 Each is timed as ``envport.bench.throughput`` times a translation: a batch under ``vmap``, the
 rollout fused into one jitted loop with random actions drawn inside (the same counter-hash
 actions, from the translation's action space), compilation excluded, runs sized by time
-(``throughput.time_rollout``), best of a few repeats; with several XLA devices (one per core,
+(``timing.time_rollout``), best of a few repeats; with several XLA devices (one per core,
 :func:`peers_throughput_per_core`, a child process as for the translation) the batch is split
 into one contiguous shard per device. Rows: ``{"backend": "mjx" | "brax", "mode", "batch_size",
 "devices", "steps_per_second", "steps", "seconds", "compile_seconds"}``; a peer that is not
@@ -34,14 +34,14 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 import envport
-from envport.bench.throughput import (
+from envport.bench.timing import (
     DEFAULT_SECONDS,
     PEER_BATCH_SIZES,
     STALL_SECONDS,
-    _peak_rss_mb,
     actions_from_bits,
     counter_bits,
     device_counts_for,
+    peak_rss_mb,
     print_row,
     run_child,
     time_rollout,
@@ -266,7 +266,7 @@ def _child_main(request: str) -> None:
     rows = peers_throughput(args["env"], args["batch_sizes"], args["peers"], args["steps"],
                             args["repeats"], args.get("device_counts", (1,)),
                             args.get("seconds", DEFAULT_SECONDS), on_row=print_row)
-    print(json.dumps({"rows": rows, "peak_rss_mb": _peak_rss_mb()}))
+    print(json.dumps({"rows": rows, "peak_rss_mb": peak_rss_mb()}))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Throughput plots for :func:`envport.bench.throughput.run_benchmark` results."""
+"""Throughput plots for :func:`envport.bench.benchmark.run_benchmark` results."""
 
 from __future__ import annotations
 

@@ -17,8 +17,10 @@ import pytest
 
 import envport
 from envport.bench import peers as peers_mod
+from envport.bench.benchmark import ratios, run_benchmark
 from envport.bench.plots import plot_throughput
-from envport.bench.throughput import make_rollout, ratios, run_benchmark, time_rollout
+from envport.bench.throughput import make_rollout
+from envport.bench.timing import time_rollout
 from envport.cli import main
 from envport.core.registry import spec as real_spec
 
@@ -153,7 +155,7 @@ def test_stalled_child_is_killed_keeping_its_rows(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    from envport.bench.throughput import ChildFailed, run_child
+    from envport.bench.timing import ChildFailed, run_child
 
     (tmp_path / "stalling_child.py").write_text(
         "import time\n"

@@ -9,15 +9,10 @@ import jax
 import numpy as np
 
 import envport
+from envport.bench.benchmark import run_benchmark
 from envport.bench.plots import plot_throughput
-from envport.bench.throughput import (
-    actions_from_bits,
-    counter_bits,
-    jax_throughput,
-    run_benchmark,
-    sample_actions,
-    state_bytes_per_env,
-)
+from envport.bench.throughput import jax_throughput, state_bytes_per_env
+from envport.bench.timing import actions_from_bits, counter_bits, sample_actions
 from envport.core.spaces import Box, Discrete
 
 ROW_KEYS = {"backend", "mode", "batch_size", "steps_per_second"}

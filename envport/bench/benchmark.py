@@ -1,0 +1,185 @@
+"""``envport bench ENV``: the reference, the JAX translation and the environment's performance
+peers timed side by side in one run, with the translation's ratio to each per batch size and
+best vs best (see ``throughput.py`` for how the translation is timed, ``peers.py`` for the
+peers, ``timing.py`` for what they share).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+
+import envport
+from envport.bench.peers import peers_throughput, peers_throughput_per_core
+from envport.bench.throughput import jax_throughput, jax_throughput_per_core, state_bytes_per_env
+from envport.bench.timing import (
+    DEFAULT_BATCH_SIZES,
+    DEFAULT_SECONDS,
+    PEER_BATCH_SIZES,
+    REFERENCE_MAX_BATCH,
+    REFERENCE_STEPS,
+    STALL_SECONDS,
+    load_average,
+    peak_rss_mb,
+)
+
+
+def best_rows(results: Sequence[dict[str, Any]]) -> dict[str, dict[int, dict[str, Any]]]:
+    """``{backend: {batch_size: the row with the most steps/s}}`` over modes and devices."""
+    best: dict[str, dict[int, dict[str, Any]]] = {}
+    for r in results:
+        sps = r.get("steps_per_second", math.nan)
+        if not (isinstance(sps, int | float) and math.isfinite(sps)):
+            continue
+        at = best.setdefault(r["backend"], {})
+        if r["batch_size"] not in at or sps > at[r["batch_size"]]["steps_per_second"]:
+            at[r["batch_size"]] = r
+    return best
+
+
+def ratios(results: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per batch size, the best steps/s of each backend and JAX's ratio to each other backend;
+    and per other backend, ``{"per_batch": {n: ratio}, "best": best JAX / best of it}``.
+    A ratio is only given where both were measured at that batch size."""
+    best = best_rows(results)
+    jax_best = best.get("jax", {})
+    others = [b for b in best if b != "jax"]
+    sizes = sorted({n for at in best.values() for n in at})
+    by_batch = []
+    for n in sizes:
+        sps = {b: best[b][n]["steps_per_second"] for b in best if n in best[b]}
+        ratio = {b: sps["jax"] / sps[b] for b in others if "jax" in sps and b in sps}
+        by_batch.append({"batch_size": n, "steps_per_second": sps, "jax_ratio": ratio})
+    summary = {}
+    for b in others:
+        top_jax = max((r["steps_per_second"] for r in jax_best.values()), default=math.nan)
+        top = max(r["steps_per_second"] for r in best[b].values())
+        summary[b] = {"per_batch": {str(x["batch_size"]): x["jax_ratio"][b]
+                                    for x in by_batch if b in x["jax_ratio"]},
+                      "best": top_jax / top}
+    return by_batch, summary
+
+
+def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
+                  steps: int | None = None, per_core: bool = True,
+                  peers: bool | Sequence[str] = True, seconds: float = DEFAULT_SECONDS,
+                  reference: bool = True,
+                  progress: Callable[[str], None] | None = None,
+                  stall_seconds: float = STALL_SECONDS) -> dict[str, Any]:
+    """JAX translation of ``name`` vs its reference's throughput hook and its performance peers
+    (``EnvSpec.benchmark.peers``; ``peers=False`` skips them, a list picks some), plus memory
+    figures.
+
+    ``steps`` fixes the run length (JAX and peers) and the env-steps per batch size (reference);
+    by default runs are sized to about ``seconds`` per measurement and the reference hook gets
+    ``REFERENCE_STEPS``. With ``per_core`` (default) the JAX side runs in a child process with
+    one device per core (:func:`jax_throughput_per_core`), else in this process on its current
+    devices. A peer that is not installed (or whose child fails) is listed in ``skipped`` with
+    the reason, never an error. ``progress`` receives one line per measured row.
+    """
+    spec = envport.spec(name)
+    env = envport.make(name)
+    if isinstance(peers, bool):
+        peer_names = list(spec.benchmark.peers) if peers else []
+    else:
+        unknown = sorted(set(peers) - set(spec.benchmark.peers))
+        if unknown:
+            raise ValueError(f"{name} has no peer(s) {', '.join(unknown)}; its peers: "
+                             f"{', '.join(spec.benchmark.peers) or 'none'}")
+        peer_names = [p for p in spec.benchmark.peers if p in peers]
+    default_sizes = PEER_BATCH_SIZES if spec.benchmark.peers else DEFAULT_BATCH_SIZES
+    jax_sizes = sorted(set(default_sizes if batch_sizes is None else batch_sizes))
+    if not jax_sizes or min(jax_sizes) < 1:
+        raise ValueError(f"batch sizes must be positive integers, got {batch_sizes}")
+    ref_sizes = [n for n in jax_sizes if n <= REFERENCE_MAX_BATCH] or [min(jax_sizes)]
+    ref_steps = REFERENCE_STEPS if steps is None else steps
+
+    def report(row: dict[str, Any]) -> None:
+        if progress is not None:
+            progress(f"{row['backend']:<9} batch {row['batch_size']:>6}  "
+                     f"{row['steps_per_second']:>12,.0f} steps/s  ({row.get('mode', '')})")
+
+    load = {"before": load_average()}
+    results: list[dict[str, Any]] = []
+    hook = spec.benchmark.reference_throughput
+    if hook is not None and reference:
+        for row in hook(ref_sizes, ref_steps):
+            results.append(row)
+            report(row)
+
+    rss_before = peak_rss_mb()
+    jax_steps = {n: steps for n in jax_sizes}
+    if per_core:
+        rows, jax_rss = jax_throughput_per_core(name, list(jax_steps.items()), seconds=seconds,
+                                                on_row=report, stall_seconds=stall_seconds)
+        results += rows
+    else:
+        for n, s in jax_steps.items():
+            results += jax_throughput(env, [n], s, seconds=seconds, on_row=report)
+        jax_rss = peak_rss_mb()
+
+    skipped: dict[str, str] = {}
+    incomplete: dict[str, str] = {}
+    peer_rss = None
+    for peer in peer_names:  # one child per peer: one that stalls loses nothing of the others
+        try:
+            if per_core:
+                rows, rss = peers_throughput_per_core(
+                    name, jax_sizes, [peer], steps, seconds=seconds, on_row=report,
+                    stall_seconds=stall_seconds)
+                peer_rss = max(rss, peer_rss or 0.0)
+            else:
+                rows = peers_throughput(name, jax_sizes, [peer], steps, seconds=seconds,
+                                        on_row=report)
+        except RuntimeError as e:  # the peer crashed or stalled (ChildFailed): keep its rows
+            rows = list(getattr(e, "rows", []))
+            if rows:
+                incomplete[peer] = str(e)
+            else:
+                rows = [{"backend": peer, "error": str(e)}]
+        for r in rows:
+            if "error" in r:
+                skipped[r["backend"]] = r["error"]
+            else:
+                results.append(r)
+    load["after"] = load_average()
+    largest = max(jax_sizes)
+
+    def best(backend: str) -> dict[str, Any]:
+        rows = [r for r in results if r["backend"] == backend]
+        return max(rows, key=lambda r: r["steps_per_second"], default={})
+
+    best_jax, best_ref = best("jax"), best("reference")
+    by_batch, summary = ratios(results)
+    return {
+        "env": name,
+        "results": results,
+        "speedup": (best_jax.get("steps_per_second", math.nan)
+                    / best_ref.get("steps_per_second", math.nan)),
+        # Where each side peaks: the rows behind the speedup.
+        "best": {b: best(b) for b in ("jax", "reference", *peer_names) if best(b)},
+        # JAX's steps/s over each other backend's, per batch size and best vs best.
+        "by_batch": by_batch,
+        "ratios": summary,
+        "peers": {p: ("skipped: " + skipped[p]) if p in skipped else "measured"
+                  for p in peer_names},
+        "skipped": skipped,
+        "incomplete": incomplete,
+        "machine": {"cores": os.cpu_count(), "jax_backend": jax.default_backend(),
+                    "jax_version": jax.__version__, "load_average": load},
+        # steps None: each JAX/peer row's own "steps" was sized to ~seconds of timed runs.
+        "steps": {"reference": ref_steps, "jax": steps, "seconds_per_measurement": seconds},
+        "memory": {
+            "batch_size": largest,
+            "state_bytes_per_env": state_bytes_per_env(env, largest),
+            # Peak RSS of this process after the reference ran, and of the process that ran
+            # the JAX side (the child with per_core, else this one, reference included).
+            "peak_rss_mb_before_jax": rss_before,
+            "peak_rss_mb": jax_rss,
+            "peerspeak_rss_mb": peer_rss,
+        },
+    }
