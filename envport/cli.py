@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -32,7 +34,9 @@ def layer_progress() -> Iterator[Callable[[str, int, int], None]]:
 
         def update(layer: str, done: int, total: int) -> None:
             if layer not in tasks:
-                tasks[layer] = bar.add_task(LAYER_TITLES.get(layer, layer), total=total)
+                name, _, mode = layer.partition(" ")  # "rollout pong[frameskip=4]"
+                title = LAYER_TITLES.get(name, name) + (f" {mode}" if mode else "")
+                tasks[layer] = bar.add_task(escape(title), total=total)
             bar.update(tasks[layer], completed=done, total=total)
 
         yield update
@@ -45,10 +49,14 @@ def run_verify(args: argparse.Namespace) -> Report:
     with layer_progress() as update:
         report = verify(args.env, layers, episodes=args.episodes, states=args.states,
                         examples=args.examples, seed=args.seed, progress=update,
-                        options=parse_options(args.option))
-    report.command = " ".join(["envport", "verify", args.env, *(
-        f"--layer {layer}" for layer in (args.layer or [])), *(
+                        options=parse_options(args.option), modes=args.modes)
+    layer_flags = [f"--layer {layer}" for layer in (args.layer or [])]
+    report.command = " ".join(["envport", "verify", args.env, *layer_flags, *(
         f"-o {o}" for o in (args.option or []))]) + f" --seed {args.seed}"
+    for mode in report.modes.values():  # each other mode's own rerun command
+        options = mode.env.partition("[")[2].rstrip("]").split("][")
+        mode.command = " ".join(["envport", "verify", args.env, *layer_flags,
+                                 *(f"-o {o}" for o in options), f"--seed {args.seed}"])
     return report
 
 
@@ -57,23 +65,87 @@ def parse_options(items: list[str] | None) -> dict[str, str]:
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise ValueError(f"an option is KEY=VALUE, got {item!r}")
+            raise ValueError(f"-o takes KEY=VALUE, got {item!r}")
+        if key in options:
+            raise ValueError(f"-o {key} given twice")
         options[key] = value
     return options
 
 
+def check_output(path: str | None, flag: str, folder: bool = False) -> None:
+    """Fail before the work when ``path`` (a file, or with ``folder`` a folder to create) cannot
+    be written: its nearest existing parent must be a writable folder."""
+    if path is None:
+        return
+    target = Path(path)
+    if folder and target.exists() and not target.is_dir():
+        raise ValueError(f"{flag} {path}: exists and is not a folder")
+    if not folder and target.is_dir():
+        raise ValueError(f"{flag} {path}: is a folder, expected a file name")
+    parent = target if folder else target.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not folder and parent != target.parent:
+        raise ValueError(f"{flag} {path}: folder {target.parent} does not exist")
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path}: {parent} is not a writable folder")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (argparse names the flag and exits 2 otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def seed_int(text: str) -> int:
+    """argparse type: a seed, 0 <= seed < 2**63."""
+    from envport.core.seeds import check_seed
+
+    try:
+        return check_seed(int(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e) if text.strip().lstrip("-").isdigit()
+                                         else f"expected an integer, got {text!r}") from None
+
+
 def cmd_list(args: argparse.Namespace) -> int:
+    if args.options:
+        return list_options()
     table = Table(title="envport environments")
     for col in ("name", "reference", "backend", "status", "summary"):
         table.add_column(col)
     for name in list_envs():
         s = spec(name)
-        table.add_row(name, s.reference, "jax", s.status, s.summary)
+        table.add_row(name, escape(s.reference), "jax", escape(s.status), escape(s.summary))
+    console.print(table)
+    return 0
+
+
+def list_options() -> int:
+    """Each environment's options (``-o KEY=VALUE``) and the modes ``envport verify`` checks."""
+    table = Table(title="envport environments: options (-o KEY=VALUE) and verified modes")
+    for col in ("env", "option", "default", "values", "meaning"):
+        table.add_column(col)
+    for name in list_envs():
+        s = spec(name)
+        for key, o in s.options.items():
+            values = (", ".join(map(str, o.choices)) if o.kind == "choice" else
+                      o.kind + (f" >= {o.minimum:g}" if o.minimum is not None else ""))
+            table.add_row(name, key, str(o.default), escape(values), escape(o.help))
+        modes = ", ".join(s.with_options(**m).mode_name for m in s.declared_modes())
+        table.add_row(name, "[dim]modes[/]", "", "", escape(modes))
     console.print(table)
     return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    check_output(args.json, "--json")
+    check_output(args.prompt, "--prompt")
     report = run_verify(args)
     report.render(console)
     if args.json:
@@ -200,6 +272,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from envport.bench.plots import plot_throughput
 
     out = Path(args.out or f"runs/{args.env}")
+    check_output(str(out), "--out", folder=True)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     args.layer = None
@@ -282,16 +355,24 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="envport", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="environments, their reference, backend and status")
+    lst = sub.add_parser("list", help="environments, their reference, backend and status")
+    lst.add_argument("--options", action="store_true",
+                     help="each environment's options (-o KEY=VALUE) and verified modes")
 
     def verify_options(q: argparse.ArgumentParser) -> None:
         q.add_argument("env")
-        q.add_argument("--episodes", type=int, default=100, help="L3 lockstep episodes")
-        q.add_argument("--states", type=int, default=1000, help="L2 injected states")
-        q.add_argument("--examples", type=int, default=25, help="L1 hypothesis examples")
-        q.add_argument("--seed", type=int, default=0)
+        q.add_argument("--episodes", type=positive_int, default=100,
+                       help="L3 lockstep episodes")
+        q.add_argument("--states", type=positive_int, default=1000, help="L2 injected states")
+        q.add_argument("--examples", type=positive_int, default=25,
+                       help="L1 hypothesis examples")
+        q.add_argument("--seed", type=seed_int, default=0, help="any integer 0 <= seed < 2**63")
         q.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
-                       help="environment mode, e.g. -o frameskip=4 -o continuous=true (pong)")
+                       help="one mode of the environment, e.g. -o frameskip=4 -o "
+                            "continuous=true (pong); `envport list --options` lists them")
+        q.add_argument("--modes", choices=("default", "all"), default="all",
+                       help="all (default): the default mode, then a short run of every "
+                            "other mode the environment declares; default: that mode only")
 
     v = sub.add_parser("verify", help="run the verification hierarchy against the reference")
     verify_options(v)
@@ -340,10 +421,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         if getattr(args, "env", None) is not None:
-            spec(args.env)  # unknown environment: fail before any work
+            s = spec(args.env)  # unknown environment: fail before any work
+            if getattr(args, "option", None):  # so are unknown or malformed -o options
+                s.parse_options(parse_options(args.option))
         return COMMANDS[args.command](args)
     except (UnknownEnvironmentError, ValueError) as e:
-        err.print(f"[red]error:[/] {e}")
+        err.print(f"[red]error:[/] {escape(str(e))}")
         return 2
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]")

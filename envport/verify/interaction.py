@@ -20,6 +20,7 @@ import numpy as np
 from envport.core.api import Environment, tree_stack
 from envport.core.reference import Bridge, Reference, RefState, index_state, stack_states
 from envport.core.registry import EnvSpec
+from envport.core.seeds import derive_seed
 from envport.verify.compare import compare_fields, step_fields
 from envport.verify.policies import POLICIES, make_policy, visit_states
 from envport.verify.report import Failure, LayerResult
@@ -87,7 +88,7 @@ def sample_cases(spec: EnvSpec, ref: Reference, n: int, seed: int,
         # Several episodes, and enough of them to choose the states from twice as many.
         ep = 0
         while ep < min_episodes or (len(pool) < 2 * per_policy and ep < max_episodes):
-            episode_seed = (seed * 10_007 + k * 1_009 + ep) % 2**32
+            episode_seed = derive_seed(seed, k, ep)
             pool += visit_states(ref, act, episode_seed,
                                  min(spec.verification.max_rollout_steps, 3000), rng)
             ep += 1

@@ -81,11 +81,16 @@ class LayerResult:
 
 @dataclass
 class Report:
+    """The layers of one mode (``env`` names it: ``pong`` or ``pong[frameskip=4]``) and, in
+    ``modes``, the reports of the environment's other declared modes (``--modes all``)."""
+
     env: str
     layers: dict[str, LayerResult] = field(default_factory=dict)
     interrupted: bool = False
     tolerance_note: str = ""
     command: str = ""
+    sizes: dict[str, int] = field(default_factory=dict)
+    modes: dict[str, Report] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -93,16 +98,25 @@ class Report:
             not self.interrupted
             and bool(self.layers)
             and all(r.passed and r.complete for r in self.layers.values())
+            and all(m.passed for m in self.modes.values())
         )
 
+    def all_modes(self) -> list[Report]:
+        """This report and those of the other modes, the default first."""
+        return [self, *self.modes.values()]
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "env": self.env,
             "passed": self.passed,
             "interrupted": self.interrupted,
             "tolerance": self.tolerance_note,
+            "sizes": self.sizes,
             "layers": {name: r.to_json() for name, r in self.layers.items()},
         }
+        if self.modes:
+            out["modes"] = {name: m.to_json() for name, m in self.modes.items()}
+        return out
 
     def write_json(self, path: str) -> None:
         with open(path, "w") as f:
@@ -111,59 +125,75 @@ class Report:
     # ------------------------------------------------------------------ terminal
     def render(self, console: Any = None) -> None:
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
         console = console or Console()
-        summary = Table(title=f"envport verify {self.env}", show_lines=False)
-        for col in ("layer", "result", "checked", "failures", "seconds"):
+        title = f"envport verify {self.env}" + (
+            f" and {len(self.modes)} other mode(s)" if self.modes else "")
+        summary = Table(title=escape(title), show_lines=False)
+        for col in ("mode", "layer", "result", "checked", "failures", "seconds"):
             summary.add_column(col)
-        for name, r in self.layers.items():
-            verdict = "[green]pass" if r.passed else "[red]FAIL"
-            if not r.complete:
-                verdict += " [yellow](interrupted)"
-            checked = ", ".join(f"{v} {k}" for k, v in r.counts.items())
-            summary.add_row(LAYER_TITLES.get(name, name), verdict, checked,
-                            str(len(r.failures)), f"{r.seconds:.1f}")
+        for mode in self.all_modes():
+            for name, r in mode.layers.items():
+                verdict = "[green]pass" if r.passed else "[red]FAIL"
+                if not r.complete:
+                    verdict += " [yellow](interrupted)"
+                checked = ", ".join(f"{v} {k}" for k, v in r.counts.items())
+                summary.add_row(escape(mode.env), LAYER_TITLES.get(name, name), verdict, checked,
+                                str(len(r.failures)), f"{r.seconds:.1f}")
         console.print(summary)
-        for r in self.layers.values():
-            for note in r.notes:
-                console.print(f"[dim]{LAYER_TITLES.get(r.name, r.name)}: {note}")
-            for f in r.failures[:3]:
-                self._render_failure(console, f)
+        for mode in self.all_modes():
+            for r in mode.layers.values():
+                for note in r.notes if mode is self else []:
+                    console.print(f"[dim]{LAYER_TITLES.get(r.name, r.name)}: {escape(note)}")
+                for f in r.failures[:3]:
+                    if mode is not self:
+                        console.print(f"[red]in mode {escape(mode.env)}:[/]")
+                    self._render_failure(console, f)
         if self.interrupted:
             console.print("[yellow]Interrupted: the table shows what was verified before Ctrl-C.")
         console.print("[bold green]PASSED" if self.passed else "[bold red]NOT VERIFIED")
 
     @staticmethod
     def _render_failure(console: Any, f: Failure) -> None:
+        from rich.markup import escape
         from rich.table import Table
 
         where = f" at step {f.step}" if f.step is not None else ""
-        console.print(f"[red]{LAYER_TITLES.get(f.layer, f.layer)} {f.test_id}{where}[/]: "
-                      f"{f.message}" + (f" (seed {f.seed})" if f.seed is not None else ""))
+        console.print(f"[red]{LAYER_TITLES.get(f.layer, f.layer)} {escape(f.test_id)}{where}[/]: "
+                      + escape(f.message + (f" (seed {f.seed})" if f.seed is not None else "")))
         if f.diffs:
             t = Table(show_header=True)
             for col in ("field", "expected", "got", "error", "tolerance"):
                 t.add_column(col)
             for d in f.diffs:
-                t.add_row(d.field, _fmt(d.expected), _fmt(d.got), f"{d.error:.3g}", d.tolerance)
+                t.add_row(escape(d.field), escape(_fmt(d.expected)), escape(_fmt(d.got)),
+                          f"{d.error:.3g}", d.tolerance)
             console.print(t)
 
     # ------------------------------------------------------------------ prompt
     def to_prompt(self) -> str:
         """A repair prompt: the lowest failing layer in detail, the others as counts."""
         lines = [f"# Repair request: the JAX translation of `{self.env}`", ""]
-        failing = [r for r in self.layers.values() if not r.passed]
         lines.append("## Verification status")
-        for name, r in self.layers.items():
-            state = "pass" if r.passed else f"FAIL ({len(r.failures)} failures)"
-            counts = ", ".join(f"{v} {k}" for k, v in r.counts.items())
-            lines.append(f"- {LAYER_TITLES.get(name, name)}: {state}; checked {counts}")
+        for mode in self.all_modes():
+            for name, r in mode.layers.items():
+                state = "pass" if r.passed else f"FAIL ({len(r.failures)} failures)"
+                counts = ", ".join(f"{v} {k}" for k, v in r.counts.items())
+                where = f" ({mode.env})" if self.modes else ""
+                lines.append(f"- {LAYER_TITLES.get(name, name)}{where}: {state}; checked {counts}")
+        # The lowest failing layer over every mode (the default mode first at equal layers).
+        failing = sorted(((LAYERS.index(r.name) if r.name in LAYERS else len(LAYERS), i), r, m)
+                         for i, m in enumerate(self.all_modes())
+                         for r in m.layers.values() if not r.passed)
         if not failing:
             lines += ["", "Every layer passes. Nothing to repair."]
             return "\n".join(lines) + "\n"
-        lowest = failing[0]
-        lines += ["", f"## Lowest failing layer: {LAYER_TITLES.get(lowest.name, lowest.name)}", ""]
+        _, lowest, mode = failing[0]
+        in_mode = f" in mode `{mode.env}`" if mode is not self else ""
+        lines += ["", f"## Lowest failing layer: {LAYER_TITLES.get(lowest.name, lowest.name)}"
+                  f"{in_mode}", ""]
         if self.tolerance_note:
             lines += [f"Comparison rule: {self.tolerance_note}", ""]
         for i, f in enumerate(lowest.failures[:3], 1):
@@ -186,7 +216,8 @@ class Report:
                 lines += [f"| {d.field} | {_fmt(d.expected)} | {_fmt(d.got)} | {d.error:.3g} | "
                           f"{d.tolerance} |" for d in f.diffs]
             lines.append("")
-        rerun = self.command or f"envport verify {self.env} --layer {lowest.name}"
+        rerun = (mode.command or self.command if mode is self else mode.command) or (
+            f"envport verify {mode.env} --layer {lowest.name}")
         lines += [
             "## What to do",
             f"Rerun: `{rerun}`",

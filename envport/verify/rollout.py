@@ -27,6 +27,7 @@ import numpy as np
 from envport.core.api import Environment
 from envport.core.reference import Reference, RefState
 from envport.core.registry import EnvSpec, Tolerance
+from envport.core.seeds import derive_seed
 from envport.verify.compare import compare_fields, step_fields
 from envport.verify.interaction import translation
 from envport.verify.policies import make_policy
@@ -378,7 +379,7 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
         batch = []
         for i in range(start, min(start + chunk, episodes)):
             kind = "random" if i % 2 == 0 else "scripted"
-            episode_seed = (seed * 100_003 + i) % 2**32  # references take uint32 seeds
+            episode_seed = derive_seed(seed, i)  # references take uint32 seeds
             batch.append(reference_episode(ref, policies[kind], episode_seed, kind,
                                            spec.verification.max_rollout_steps, rng))
         # The envelope first: the translation then runs only as far as the lockstep horizon

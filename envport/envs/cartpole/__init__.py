@@ -15,6 +15,7 @@ from envport.core.registry import (
     Verification,
     lazy,
 )
+from envport.core.seeds import derive_key, derive_seed
 from envport.train.config import PPOConfig
 
 # One float32 step of ~20 dependent operations from float64-exact inputs: rounding error is a few
@@ -70,7 +71,7 @@ def reference_resets(n: int, seed: int) -> dict[str, np.ndarray]:
     ref = _make_reference()
     states = []
     for i in range(n):
-        ref.reset(seed * 1_000_003 + i)
+        ref.reset(derive_seed(seed, i))
         s = ref.get_state()
         states.append([s[k] for k in ("x", "x_dot", "theta", "theta_dot")])
     arr = np.asarray(states)
@@ -81,7 +82,7 @@ def translation_resets(n: int, seed: int) -> dict[str, np.ndarray]:
     import jax
 
     env = _make()
-    states, _ = jax.vmap(env.reset)(jax.random.split(jax.random.key(seed), n))
+    states, _ = jax.vmap(env.reset)(jax.random.split(derive_key(seed), n))
     return {k: np.asarray(getattr(states, k)) for k in ("x", "x_dot", "theta", "theta_dot")}
 
 

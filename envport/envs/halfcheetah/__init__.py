@@ -23,6 +23,7 @@ from envport.core.registry import (
     Verification,
     lazy,
 )
+from envport.core.seeds import derive_key, derive_seed
 from envport.train.config import PPOConfig
 
 FLOAT32_EPS = float(np.finfo(np.float32).eps)
@@ -132,7 +133,7 @@ def reference_resets(n: int, seed: int) -> dict[str, np.ndarray]:
     ref = _make_reference()
     qpos, qvel = [], []
     for i in range(n):
-        ref.reset(seed * 1_000_003 + i)
+        ref.reset(derive_seed(seed, i))
         s = ref.get_state()
         qpos.append(s["qpos"])
         qvel.append(s["qvel"])
@@ -147,7 +148,7 @@ def translation_resets(n: int, seed: int) -> dict[str, np.ndarray]:
     import jax
 
     env = _make()
-    states, _ = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(seed), n))
+    states, _ = jax.jit(jax.vmap(env.reset))(jax.random.split(derive_key(seed), n))
     q, v = np.asarray(states.qpos), np.asarray(states.qvel)
     out = {f"qpos[{j}]": q[:, j] for j in range(q.shape[1])}
     out.update({f"qvel[{j}]": v[:, j] for j in range(v.shape[1])})

@@ -13,6 +13,7 @@ import numpy as np
 
 from envport.core.reference import RefState
 from envport.core.registry import Benchmark, EnvSpec, Option, Training, Verification, lazy
+from envport.core.seeds import derive_key, derive_seed
 from envport.train.config import PPOConfig
 
 H, PADDLE_H, BALL_H = 640.0, 70.0, 32.0
@@ -78,7 +79,7 @@ def reference_serves(n: int, seed: int) -> dict[str, np.ndarray]:
     ref = _make_reference()
     first, after = [], []
     for i in range(n):
-        ref.reset(seed * 1_000_003 + i)
+        ref.reset(derive_seed(seed, i))
         first.append(float(ref.get_state()["ball_vy"]))
         ref.set_state({**ref.get_state(), "ball_x": np.float32(1), "ball_vx": np.float32(-10),
                        "ball_y": np.float32(600), "paddle_yl": np.float32(-35)})
@@ -101,7 +102,7 @@ def translation_serves(n: int, seed: int) -> dict[str, np.ndarray]:
         res = env.step(key, set_up, 0)
         return state.ball_vy, res.state.ball_vy
 
-    first, after = jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(seed), n))
+    first, after = jax.jit(jax.vmap(one))(jax.random.split(derive_key(seed), n))
     return {"first_serve_vy": np.asarray(first), "serve_after_point_vy": np.asarray(after)}
 
 
