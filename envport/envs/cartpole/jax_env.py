@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from envport.core.api import Array, Environment, StepResult, pytree_dataclass
 from envport.core.spaces import Box, Discrete
@@ -98,3 +100,14 @@ class CartPole(Environment[CartPoleState, CartPoleParams]):
 
     def action_space(self, params: CartPoleParams | None = None) -> Discrete:
         return Discrete(2)
+
+    def gymnasium_spaces(self, params: CartPoleParams | None = None) -> tuple[Any, Any]:
+        """The spaces Gymnasium's ``CartPoleEnv`` declares (``envport.gym`` uses them): float32
+        observations bounded at twice the termination thresholds on x and theta, infinite on the
+        velocities; ``Discrete(2)`` with Gymnasium's int64."""
+        import gymnasium
+
+        p = self._params if params is None else params
+        high = np.array([p.x_threshold * 2, np.inf, p.theta_threshold * 2, np.inf], np.float32)
+        return (gymnasium.spaces.Box(-high, high, dtype=np.float32),
+                gymnasium.spaces.Discrete(2))
