@@ -315,6 +315,22 @@ def _halfcheetah_layouts(mode: AutoresetMode) -> None:
         assert _layout(got[4]) == _layout(want[4]), f"step {t}: {got[4]} vs {want[4]}"
 
 
+def test_halfcheetah_reset_info_is_gymnasiums() -> None:
+    """reset() reports HalfCheetah-v5's reset info (no step compiled: the step's layouts, a
+    ~45 s compile each, are the slow tests below; the Counter checks the same code exactly)."""
+    n = 2
+    ours = make_vec("halfcheetah", n)
+    sync = SyncVectorEnv([lambda: gymnasium.make("HalfCheetah-v5") for _ in range(n)])
+    (obs, info), (s_obs, s_info) = ours.reset(seed=0), sync.reset(seed=0)
+    assert obs.dtype == s_obs.dtype == np.float64 and obs.shape == s_obs.shape
+    assert _layout(info) == _layout(s_info) == {"x_position": (n,), "_x_position": (True, True)}
+    np.testing.assert_array_equal(info["x_position"], np.asarray(ours._state.qpos[:, 0]))
+    masked, m_info = ours.reset(options={"reset_mask": np.array([False, True])})
+    assert _layout(m_info) == {"x_position": (n,), "_x_position": (False, True)}
+    np.testing.assert_array_equal(masked[0], obs[0])
+
+
+@pytest.mark.slow
 def test_halfcheetah_infos_layout_same_step() -> None:
     """final_info with Gymnasium's four keys, top-level x_position from the reset."""
     _halfcheetah_layouts(SAME)
