@@ -4,10 +4,17 @@ States are sampled from reference rollouts under several policies (random, scrip
 novelty-seeking) and perturbed; each is injected into both sides with the reference's own random
 draws, one action is applied, and next state, observation, reward, terminated and truncated are
 compared field by field. Failing cases are shrunk towards a plain reset state.
+
+Params are data: where the environment can sample non-default params
+(``Verification.sample_params``), a share of the states (:data:`PARAMS_SHARE`) comes from
+:data:`PARAM_SETS` references built with other params (``make_reference(params=p)``), and the
+translation steps every case in the same single vmapped call with each case's own params as a
+batched pytree, as a user's domain randomisation would.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +22,7 @@ from functools import cache
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from envport.core.api import Environment, tree_stack
@@ -27,6 +35,8 @@ from envport.verify.report import Failure, LayerResult
 
 MAX_FAILURES_KEPT = 5
 MAX_SHRUNK = 2
+PARAM_SETS = 4  # references built with non-default params, where the environment has them
+PARAMS_SHARE = 0.25  # of the states, split between them
 
 
 @dataclass
@@ -36,6 +46,7 @@ class Case:
     origin: str
     expected: dict[str, Any] | None = None
     tape: dict[str, np.ndarray] | None = None
+    params: int | None = None  # index of the non-default param set, None: the default
 
 
 _TRANSLATIONS: dict[str, Environment] = {}
@@ -51,8 +62,15 @@ def translation(spec: EnvSpec) -> Environment:
 
 @cache
 def batched_transition(env: Environment) -> Callable:
-    params = env.default_params()
-    return jax.jit(jax.vmap(lambda s, a, d: env.transition(s, a, d, params)))
+    """Jitted ``(states, actions, draws, params)`` -> results, every argument batched."""
+    return jax.jit(jax.vmap(env.transition))
+
+
+def with_params(env: Environment, overrides: dict[str, Any]) -> Any:
+    """The translation's default params with ``overrides`` as arrays of each leaf's dtype."""
+    default = env.default_params()
+    return dataclasses.replace(default, **{
+        k: jnp.asarray(v, jnp.result_type(getattr(default, k))) for k, v in overrides.items()})
 
 
 def step_reference(ref: Reference, state: RefState, action: Any) -> tuple[dict, dict]:
@@ -61,13 +79,18 @@ def step_reference(ref: Reference, state: RefState, action: Any) -> tuple[dict, 
     return step_fields(ref.get_state(), obs, reward, terminated, truncated), ref.tape()
 
 
-def step_translation(env: Environment, bridge: Bridge, cases: list[Case]) -> list[dict[str, Any]]:
-    """One vmapped, jitted transition over every case; returns per-case comparable fields."""
+def step_translation(env: Environment, bridge: Bridge, cases: list[Case],
+                     param_sets: list[Any] | None = None) -> list[dict[str, Any]]:
+    """One vmapped, jitted transition over every case, each with its params (``param_sets``:
+    the translation's params per non-default set); returns per-case comparable fields."""
     states = bridge.to_jax(stack_states([c.state for c in cases]))
     draws = tree_stack([bridge.draws(c.tape or {}, c.state) for c in cases])
     space = env.action_space()
     actions = np.asarray([c.action for c in cases], dtype=space.dtype)
-    res = batched_transition(env)(states, actions, draws)
+    default = jax.tree_util.tree_map(jnp.asarray, env.default_params())
+    params = tree_stack([default if c.params is None else (param_sets or [])[c.params]
+                         for c in cases])
+    res = batched_transition(env)(states, actions, draws, params)
     ref_form = bridge.from_jax(res.state)
     obs, rew = np.asarray(res.obs), np.asarray(res.reward)
     term, trunc = np.asarray(res.terminated), np.asarray(res.truncated)
@@ -101,13 +124,14 @@ def sample_cases(spec: EnvSpec, ref: Reference, n: int, seed: int,
 
 
 def shrink(spec: EnvSpec, env: Environment, bridge: Bridge, ref: Reference, case: Case,
-           baseline: RefState) -> Case:
-    """Replace each field by its value in a plain reset state while the divergence persists."""
+           baseline: RefState, param_sets: list[Any] | None = None) -> Case:
+    """Replace each field by its value in a plain reset state while the divergence persists
+    (``ref``: the reference with the case's params)."""
 
     def still_fails(state: RefState) -> Case | None:
         expected, tape = step_reference(ref, state, case.action)
-        trial = Case(state, case.action, case.origin, expected, tape)
-        got = step_translation(env, bridge, [trial])[0]
+        trial = Case(state, case.action, case.origin, expected, tape, case.params)
+        got = step_translation(env, bridge, [trial], param_sets)[0]
         return trial if compare_fields(expected, got, spec.tolerance_for) else None
 
     best = case
@@ -127,12 +151,28 @@ def check_interaction(spec: EnvSpec, states: int = 300, seed: int = 0,
     t0 = time.perf_counter()
     env = env or translation(spec)
     bridge, ref = spec.make_bridge(), spec.make_reference()
-    cases = sample_cases(spec, ref, states, seed)
+    sampler = spec.verification.sample_params
+    rng = np.random.default_rng(derive_seed(seed, 7))
+    overrides = [sampler(rng) for _ in range(PARAM_SETS)] if sampler is not None else []
+    n_other = round(states * PARAMS_SHARE) if overrides else 0
+    cases = sample_cases(spec, ref, states - n_other, seed)
+    refs = [ref] + [spec.make_reference(params=p) for p in overrides]
+    per_set = -(-n_other // len(overrides)) if overrides else 0
+    for j in range(len(overrides)):
+        count = min(per_set, n_other - j * per_set)
+        if count < 1:
+            break
+        more = sample_cases(spec, refs[j + 1], count, derive_seed(seed, 8, j))
+        for c in more:
+            c.params, c.origin = j, f"{c.origin}, params {j}"
+        cases += more
+    param_sets = [with_params(env, p) for p in overrides]
     for i, c in enumerate(cases):
-        c.expected, c.tape = step_reference(ref, c.state, c.action)
+        c.expected, c.tape = step_reference(refs[0 if c.params is None else c.params + 1],
+                                            c.state, c.action)
         if progress and i % 50 == 0:
             progress(i, len(cases))
-    got = step_translation(env, bridge, cases)
+    got = step_translation(env, bridge, cases, param_sets)
     failures: list[Failure] = []
     n_failed = 0
     ref.reset(seed)
@@ -146,20 +186,26 @@ def check_interaction(spec: EnvSpec, states: int = 300, seed: int = 0,
             continue
         shrunk = len(failures) < MAX_SHRUNK
         if shrunk:
-            c = shrink(spec, env, bridge, ref, c, baseline)
+            c = shrink(spec, env, bridge, refs[0 if c.params is None else c.params + 1], c,
+                       baseline, param_sets)
             assert c.expected is not None
-            g = step_translation(env, bridge, [c])[0]
+            g = step_translation(env, bridge, [c], param_sets)[0]
         diffs = compare_fields(c.expected, g, spec.tolerance_for)
+        params_note = "" if c.params is None else f" with params {overrides[c.params]}"
         failures.append(Failure(
             layer="interaction", test_id=f"interaction[{c.origin}]",
-            message=f"one step from an injected {c.origin} state diverges in "
+            message=f"one step from an injected {c.origin} state{params_note} diverges in "
                     f"{', '.join(d.field for d in diffs)}",
             seed=seed, state=c.state, action=c.action, draws=c.tape, diffs=diffs, shrunk=shrunk,
         ))
     if progress:
         progress(len(cases), len(cases))
-    origins = sorted({c.origin for c in cases})
+    origins = sorted({c.origin.split(",")[0] for c in cases})
     notes = [f"states from: {', '.join(origins)}"]
+    if overrides:
+        notes.append(f"{sum(c.params is not None for c in cases)} of the states with "
+                     f"{len(overrides)} non-default param sets (domain randomisation), stepped "
+                     "in the same vmapped call")
     if n_failed:
         notes.append(f"{n_failed} of {len(cases)} states diverge")
     return LayerResult("interaction", passed=n_failed == 0, seconds=time.perf_counter() - t0,

@@ -40,6 +40,20 @@ def scripted_policy(obs: np.ndarray, rng: np.random.Generator) -> int:
     return int(theta + 0.5 * theta_dot + 0.01 * x + 0.05 * x_dot > 0)
 
 
+def sample_params(rng: np.random.Generator) -> dict[str, Any]:
+    """One random non-default CartPole param set (domain randomisation): gravity and force
+    U(5, 15), each mass and the pole length scaled by U(0.5, 2). Every key is a ``CartPoleParams``
+    field, accepted alike by ``envport.make("cartpole", **p)`` and
+    ``CartPoleReference(params=p)``."""
+    return {
+        "gravity": float(rng.uniform(5.0, 15.0)),
+        "masscart": 1.0 * float(rng.uniform(0.5, 2.0)),
+        "masspole": 0.1 * float(rng.uniform(0.5, 2.0)),
+        "length": 0.5 * float(rng.uniform(0.5, 2.0)),
+        "force_mag": float(rng.uniform(5.0, 15.0)),
+    }
+
+
 def random_action(rng: np.random.Generator) -> int:
     return int(rng.integers(2))
 
@@ -125,6 +139,7 @@ SPEC = EnvSpec(
         random_action=random_action,
         perturb=perturb,
         state_bins=state_bins,
+        sample_params=sample_params,
         max_rollout_steps=500,
         make_perturbed_reference=_make_perturbed_reference,
         sample_reference_events=reference_resets,

@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from envport.core.api import Array, Environment, StepResult, pytree_dataclass, static_field
+from envport.core.api import Array, Environment, StepResult, pytree_dataclass
 from envport.core.spaces import Box, Discrete
 
 
 @pytree_dataclass
 class CartPoleParams:
-    gravity: float = static_field(9.8)
-    masscart: float = static_field(1.0)
-    masspole: float = static_field(0.1)
-    length: float = static_field(0.5)  # half the pole's length, as in Gymnasium
-    force_mag: float = static_field(10.0)
-    tau: float = static_field(0.02)
-    theta_threshold: float = static_field(12 * 2 * math.pi / 360)
-    x_threshold: float = static_field(2.4)
-    max_steps: int = static_field(500)
+    """Gymnasium ``CartPoleEnv``'s constants, as pytree leaves (gymnax style): ``jax.vmap`` over
+    a batch of params (e.g. 64 gravities) runs in one compiled call. Nothing here changes an
+    array shape, so nothing is static; under ``jit`` a leaf passed as an argument is traced,
+    while a params object closed over (the default) is folded in as constants, as before."""
+
+    gravity: float = 9.8
+    masscart: float = 1.0
+    masspole: float = 0.1
+    length: float = 0.5  # half the pole's length, as in Gymnasium
+    force_mag: float = 10.0
+    tau: float = 0.02
+    theta_threshold: float = 12 * 2 * math.pi / 360
+    x_threshold: float = 2.4
+    max_steps: int = 500  # TimeLimit's max_episode_steps: only compared, so a leaf too
 
 
 @pytree_dataclass
@@ -38,6 +46,10 @@ class CartPole(Environment[CartPoleState, CartPoleParams]):
 
     def __init__(self, dtype: jnp.dtype = jnp.float32, **params: float):
         self.dtype = dtype
+        unknown = sorted(set(params) - {f.name for f in dataclasses.fields(CartPoleParams)})
+        if unknown:
+            raise ValueError(f"CartPole has no option(s) {unknown}; its params are "
+                             f"{[f.name for f in dataclasses.fields(CartPoleParams)]}")
         self._params = CartPoleParams(**params)
 
     def default_params(self) -> CartPoleParams:
@@ -88,3 +100,14 @@ class CartPole(Environment[CartPoleState, CartPoleParams]):
 
     def action_space(self, params: CartPoleParams | None = None) -> Discrete:
         return Discrete(2)
+
+    def gymnasium_spaces(self, params: CartPoleParams | None = None) -> tuple[Any, Any]:
+        """The spaces Gymnasium's ``CartPoleEnv`` declares (``envport.gym`` uses them): float32
+        observations bounded at twice the termination thresholds on x and theta, infinite on the
+        velocities; ``Discrete(2)`` with Gymnasium's int64."""
+        import gymnasium
+
+        p = self._params if params is None else params
+        high = np.array([p.x_threshold * 2, np.inf, p.theta_threshold * 2, np.inf], np.float32)
+        return (gymnasium.spaces.Box(-high, high, dtype=np.float32),
+                gymnasium.spaces.Discrete(2))

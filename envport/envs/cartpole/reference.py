@@ -12,6 +12,47 @@ from envport.core.reference import RefState
 
 STATE_FIELDS = ("x", "x_dot", "theta", "theta_dot")
 
+# envport's CartPoleParams field -> the CartPoleEnv attribute it sets (max_steps is TimeLimit's).
+PARAM_ATTRIBUTES = {
+    "gravity": "gravity",
+    "masscart": "masscart",
+    "masspole": "masspole",
+    "length": "length",
+    "force_mag": "force_mag",
+    "tau": "tau",
+    "theta_threshold": "theta_threshold_radians",
+    "x_threshold": "x_threshold",
+}
+PARAM_NAMES = (*PARAM_ATTRIBUTES, "max_steps")
+
+
+def make_gymnasium_cartpole(params: Mapping[str, Any] | None = None) -> gym.Env:
+    """``gym.make("CartPole-v1")`` with envport's params (names as in ``CartPoleParams``).
+
+    CartPoleEnv takes no physics arguments, so they are set as attributes after ``make``; its
+    derived constants (``total_mass``, ``polemass_length``) and its observation bounds (twice the
+    thresholds, built in ``__init__``) are recomputed from them, as its constructor would.
+    ``max_steps`` is the TimeLimit's ``max_episode_steps``.
+    """
+    params = dict(params or {})
+    unknown = sorted(set(params) - set(PARAM_NAMES))
+    if unknown:
+        raise ValueError(f"CartPole has no param(s) {unknown}; its params are {list(PARAM_NAMES)}")
+    max_steps = params.pop("max_steps", 500)
+    if int(max_steps) != max_steps or max_steps < 1:
+        raise ValueError(f"CartPole max_steps must be a positive integer, got {max_steps!r}")
+    env = gym.make("CartPole-v1", max_episode_steps=int(max_steps))
+    if params:
+        core = env.unwrapped
+        for name, value in params.items():
+            setattr(core, PARAM_ATTRIBUTES[name], float(value))
+        core.total_mass = core.masspole + core.masscart
+        core.polemass_length = core.masspole * core.length
+        high = np.array([core.x_threshold * 2, np.inf, core.theta_threshold_radians * 2, np.inf],
+                        dtype=np.float32)
+        core.observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
+    return env
+
 
 class CartPoleReference:
     """One Gymnasium ``CartPole-v1``; the state is the float64 physics state plus the step count.
@@ -20,12 +61,16 @@ class CartPoleReference:
     the larger of its old and new magnitude (the rounding error of one float32 step of ~20
     operations) and rounds it to float32: a copy of the reference that computes at float32
     precision, used to calibrate the L3 envelope.
+
+    ``params`` (names and meaning as in the translation's ``CartPoleParams``, e.g.
+    ``{"gravity": 9.0}``) sets the Gymnasium env's constants; see :func:`make_gymnasium_cartpole`.
     """
 
     ULPS = 4.0
 
-    def __init__(self, float32_noise: bool = False, noise_seed: int = 0):
-        self.env = gym.make("CartPole-v1")
+    def __init__(self, float32_noise: bool = False, noise_seed: int = 0,
+                 params: Mapping[str, Any] | None = None):
+        self.env = make_gymnasium_cartpole(params)
         self.noise = float32_noise
         self.noise_seed = noise_seed
         self.rng = np.random.default_rng(0)

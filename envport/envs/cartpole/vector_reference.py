@@ -14,22 +14,25 @@ Seeding (PufferLib's convention): environment ``i`` is reset once with ``seed * 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from envport.core.spaces import Box, Discrete
+from envport.envs.cartpole.reference import make_gymnasium_cartpole
 from envport.references.gymnasium_batch import GymnasiumBatch
 
 
 class CartPoleVectorReference(GymnasiumBatch):
-    """``num_envs`` Gymnasium ``CartPole-v1`` (``gym.make``, with its TimeLimit(500))."""
+    """``num_envs`` Gymnasium ``CartPole-v1`` (``gym.make``, with its TimeLimit(500)), each with
+    ``params`` (the translation's ``CartPoleParams`` names) set as the single reference does."""
 
-    def __init__(self, num_envs: int, seed: int = 0) -> None:
+    def __init__(self, num_envs: int, seed: int = 0,
+                 params: Mapping[str, Any] | None = None) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        super().__init__([gym.make("CartPole-v1") for _ in range(num_envs)], seed,
+        super().__init__([make_gymnasium_cartpole(params) for _ in range(num_envs)], seed,
                          Box(-math.inf, math.inf, (4,)), Discrete(2))
 
     def env_action(self, action: np.ndarray) -> int:
@@ -45,8 +48,6 @@ class CartPoleVectorReference(GymnasiumBatch):
 
 
 def make(num_envs: int, seed: int = 0, **env_kwargs: Any) -> CartPoleVectorReference:
-    """Discovered by ``envport.train.backends.vector_reference("cartpole", ...)``."""
-    if env_kwargs:
-        raise ValueError(
-            f"the CartPole reference takes no environment options, got {sorted(env_kwargs)}")
-    return CartPoleVectorReference(num_envs, seed)
+    """Discovered by ``envport.train.backends.vector_reference("cartpole", ...)``; the options
+    are CartPole's params (``gravity=9.0``...), as ``envport.make("cartpole", ...)`` takes them."""
+    return CartPoleVectorReference(num_envs, seed, env_kwargs)
