@@ -389,8 +389,8 @@ class Codex(_CliBackend):
             return []  # codex exec reads these itself
         if "--oss" in self.extra_args or any("model_provider" in a for a in self.extra_args):
             return ["Codex is not logged in; a non-OpenAI provider was chosen with --agent-arg"]
-        raise AgentConfigError(f"{self.auth_fix}. (`codex login status`: "
-                               f"{_tail(said, 120)!r})")
+        last = [ln.strip() for ln in said.splitlines() if ln.strip()][-1:] or [""]
+        raise AgentConfigError(f"{self.auth_fix}. (`codex login status`: {last[0][:200]!r})")
 
     def parse(self, out: ProcessOutcome, request: AgentRequest) -> AgentResult:
         events = [e for e in (_json_or_none(line) for line in out.stdout.splitlines())
@@ -480,8 +480,13 @@ class GeminiCli(_CliBackend):
 
     def parse(self, out: ProcessOutcome, request: AgentRequest) -> AgentResult:
         # the result object is on stdout; a fatal error's object only on stderr
-        data = _last_json(out.stdout + "\n" + out.stderr,
-                          lambda d: "response" in d or "error" in d)
+        def want(d: dict[str, Any]) -> bool:
+            return "response" in d or "error" in d
+
+        try:
+            data = _last_json(out.stdout, want)
+        except ValueError:
+            data = _last_json(out.stderr, want)
         usage, cost, known = Usage(), 0.0, True
         models = ((data.get("stats") or {}).get("models") or {})
         turns = 0
