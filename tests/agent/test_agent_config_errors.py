@@ -122,6 +122,20 @@ def test_real_not_logged_in_and_bad_flag_outputs_are_config_errors(
         assert fix in result.error and "said" in result.error
 
 
+def test_words_in_the_agents_own_work_are_not_config_errors(tmp_path, fake_agents):
+    # a command the agent ran printed such words; the turn failed for another reason
+    work = [{"type": "thread.started", "thread_id": "t-1"},
+            {"type": "item.completed", "item": {
+                "type": "command_execution", "command": "git push --bogus",
+                "aggregated_output": "error: unknown option '--bogus'\nNot logged in",
+                "exit_code": 1}},
+            {"type": "turn.failed", "error": {"message": "context window exceeded"}}]
+    fake_agents.install("codex", [{"stdout": "".join(json.dumps(e) + "\n" for e in work),
+                                   "exit": 1}])
+    result = make_backend("codex").run(request(tmp_path))
+    assert result.status == "error" and result.error == "context window exceeded"
+
+
 def test_transient_failures_stay_retryable():
     claude, codex = make_backend("claude"), make_backend("codex")
     overloaded = json.loads((CLIS.parent / "claude_api_error.json").read_text())

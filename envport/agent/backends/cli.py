@@ -211,15 +211,16 @@ class _CliBackend:
         """The fix, when the output says the agent cannot work as configured."""
         if result.status == "ok":
             return None
+        # stderr and the error only: stdout carries the agent's own work (its messages, the
+        # output of the commands it ran), which may quote such words about anything
         if out.exit_code not in (0, None):
-            m = _ARG_ERROR.search(out.stderr) or _ARG_ERROR.search(out.stdout)
+            m = _ARG_ERROR.search(out.stderr)
             if m:
                 return (f"{self.title} rejected an argument envport passed: "
                         f"`{m.group(0).strip()}`. envport's command line is written for "
                         f"{self.title} {PINNED[self.name]}: install it with `{INSTALL}` (or "
                         f"point ${self.env_var} at it), or fix --agent-arg.")
-        text = "\n".join((result.final_text, result.error, out.stdout[-6000:],
-                          out.stderr[-6000:]))
+        text = f"{result.error}\n{out.stderr[-6000:]}"
         m = self.auth_error.search(text)
         if m:
             line = next((ln.strip() for ln in text.splitlines() if m.group(0) in ln),
@@ -623,8 +624,9 @@ class Aider(_CliBackend):
                                turns=lines, error=_tail(out.stderr, 500))
         failed = self.auth_error.search(out.stdout)
         if lines == 0 and failed:  # exit 0, but no model call was made
+            said = next(ln for ln in out.stdout.splitlines() if failed.group(0) in ln)
             return AgentResult("error", out.exit_code, None, _tail(out.stdout), usage,
-                               turns=0, error=failed.group(0))
+                               turns=0, error=said.strip())
         return AgentResult("ok", out.exit_code, None, _tail(out.stdout), usage,
                            turns=lines or None)
 
