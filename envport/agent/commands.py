@@ -4,7 +4,8 @@
 ``envport/cli.py`` wires them with ``COMMANDS.update(register(sub))``.
 
 Exit codes: 0 success (translate: verified and optimised; mutate: kill rate at least
-``--min-kill-rate``), 1 not reached, 2 bad input (reference, agent, arguments), 130 Ctrl-C.
+``--min-kill-rate``), 1 not reached, 2 bad input (reference, agent, arguments; an agent that is
+not logged in, has no API key or rejects envport's flags), 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ def _translate_parser(sub: Any) -> None:
     t.add_argument("--verify-timeout", type=float, help="seconds per verification")
     t.add_argument("--agent-arg", action="append", default=None,
                    help="extra argument for a command-line agent (repeatable)")
+    t.add_argument("--no-agent-preflight", action="store_true",
+                   help="skip the agent's check before iteration 1 (version, flags, login), "
+                        "for a setup it cannot judge (a proxy, a custom provider)")
     t.add_argument("--price", type=float, nargs=3, metavar=("IN", "OUT", "CACHED"),
                    help="USD per million tokens, when the agent reports no cost")
     for size, default in (("examples", 10), ("states", 300), ("episodes", 20),
@@ -89,8 +93,10 @@ def cmd_translate(args: argparse.Namespace) -> int:
         err.print(f"[dim]{message}[/]" if message.startswith("  ") else message)
 
     try:
+        preflight = not args.no_agent_preflight
         if args.resume:
-            summary = translate(resume=Path(args.resume), overrides=overrides, log=log)
+            summary = translate(resume=Path(args.resume), overrides=overrides, log=log,
+                                preflight=preflight)
         else:
             if not args.reference or not args.agent:
                 err.print("[red]error:[/] --reference module:Class and --agent are required "
@@ -110,9 +116,15 @@ def cmd_translate(args: argparse.Namespace) -> int:
             for k, v in overrides.items():
                 if v is not None:
                     setattr(cfg, k, v)
-            summary = translate(cfg, log=log)
+            summary = translate(cfg, log=log, preflight=preflight)
     except TranslateError as e:
         err.print(f"[red]error:[/] {e}")
+        return 2
+    if summary["status"] == "config_error":  # the agent answered "not logged in" and the like
+        err.print(f"[red]error:[/] {summary['reason']} ({summary['iterations']} iterations; "
+                  f"continue with `envport translate --resume {summary['run_dir']}`)")
+        if args.json:
+            Path(args.json).write_text(json.dumps(summary, indent=2))
         return 2
     render_summary(summary)
     if args.json:

@@ -275,6 +275,7 @@ class Loop:
         self.state = LoopState()
         self.infra_streak = 0
         self.fatal: str | None = None  # a reason to stop that no retry can fix
+        self.config_failure = False  # ... because the agent is misconfigured (exit code 2)
 
     # -- persistence
     @property
@@ -373,10 +374,15 @@ class Loop:
         t0 = time.monotonic()
         result = self.backend.run(request)
         agent_s = time.monotonic() - t0
-        if result.status == "unavailable":  # a key revoked, a model gone: a human must act
+        if result.status in ("unavailable", "config_error"):
+            # not logged in, a key revoked, a flag this CLI version rejects: no retry can fix
+            # it, a human must act; no iteration is spent on it
             self.ledger.append({"type": "infra", "iteration": n, "kind": kind,
                                 "agent": result.to_json(), "agent_s": round(agent_s, 2)})
-            self.fatal = f"agent unavailable: {result.error}"
+            self.fatal = (f"agent configuration: {result.error}"
+                          if result.status == "config_error"
+                          else f"agent unavailable: {result.error}")
+            self.config_failure = True
             return
         if result.infrastructure_error:
             self.infra_streak += 1
@@ -601,9 +607,11 @@ class Loop:
         totals = self.ledger.totals()
         st = self.state
         success = reason == "success"
+        config = self.config_failure and reason == self.fatal
         summary = {
             "status": "success" if success else "interrupted" if reason == "interrupted"
-            else "stopped", "reason": reason, "iterations": st.iteration,
+            else "config_error" if config else "stopped", "reason": reason,
+            "iterations": st.iteration,
             "phase": st.phase, "verified": st.verified, "last_green": st.last_green,
             "cost_usd": round(totals["cost_usd"], 4),
             "unknown_cost_calls": totals["unknown_cost_calls"], "tokens": totals["tokens"],
@@ -611,7 +619,8 @@ class Loop:
             "infra_errors": totals["infra_errors"], "run_dir": str(self.run_dir),
             "workspace": str(self.workspace.root),
         }
-        if not success and reason != "interrupted":
+        # a misconfigured agent before any iteration: the reason is the whole note
+        if not success and reason != "interrupted" and not (config and st.iteration == 0):
             summary["handoff"] = str(self.write_handoff(reason, totals))
         self.ledger.append({"type": "stop", "reason": reason, "summary": summary})
         return summary
@@ -837,19 +846,29 @@ def load_run(run_dir: Path, overrides: dict[str, Any] | None = None) -> Translat
 def translate(cfg: TranslateConfig | None = None, *, resume: Path | None = None,
               overrides: dict[str, Any] | None = None, backend: AgentBackend | None = None,
               verifier: Verifier | None = None,
-              log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Create (or resume) a run and drive it until it stops; returns the stop summary."""
+              log: Callable[[str], None] | None = None,
+              preflight: bool = True) -> dict[str, Any]:
+    """Create (or resume) a run and drive it until it stops; returns the stop summary.
+
+    Before anything is created, the agent is checked (``backend.preflight()``: for a
+    command-line agent its version, the flags envport passes, its login); a misconfigured
+    agent raises TranslateError with the fix (exit code 2), so no iteration is spent on it.
+    ``preflight=False`` (``--no-agent-preflight``) skips that for setups it cannot judge.
+    """
     from envport.agent.backends import AgentUnavailableError
 
     if resume is not None:
         cfg = load_run(resume, overrides)
     assert cfg is not None
-    try:  # a missing agent is reported before anything is created
+    try:  # a missing or misconfigured agent is reported before anything is created
         if backend is None:
             price = tuple(cfg.price) if cfg.price else None
             backend = make_backend(cfg.agent, base_url=cfg.base_url, extra_args=cfg.agent_args,
                                    price=price)  # type: ignore[arg-type]
             backend.check()
+            if preflight:
+                for note in backend.preflight():
+                    (log or (lambda m: print(m, file=sys.stderr)))(f"agent: {note}")
     except AgentUnavailableError as e:
         raise TranslateError(str(e)) from e
     run_dir = Path(resume) if resume is not None else create_run(cfg)

@@ -2,8 +2,11 @@
 
 The fake executables replay recorded outputs (``recordings/``) and make the edits an agent
 would, so the real subprocess path (process group, closed stdin, timeout, parsing) is tested
-without any agent installed. The fake verifier judges a workspace from marker strings in the
-translation, so the loop's logic is tested in seconds; one test runs the real harness.
+without any agent installed. They answer envport's preflight probes (``--version``,
+``--help``, ``auth status``, ``login status``, ``--exit``) from the real CLIs' recorded
+outputs (``recordings/clis/``, see test_agent_clis.py) without using up a step. The fake
+verifier judges a workspace from marker strings in the translation, so the loop's logic is
+tested in seconds; one test runs the real harness.
 """
 
 from __future__ import annotations
@@ -25,6 +28,16 @@ FAKE_AGENT = '''#!{python}
 import json, os, subprocess, sys, time
 from pathlib import Path
 
+argv = sys.argv[1:]
+core = [a for i, a in enumerate(argv) if a != "-c" and (i == 0 or argv[i - 1] != "-c")]
+for probe in json.loads(Path({steps!r} + ".probes").read_text()):
+    if probe.get("argv") == core or (probe.get("last") and argv[-1:] == [probe["last"]]):
+        with open({steps!r} + ".probe-argv", "a") as f:
+            f.write(json.dumps(argv) + "\\n")
+        text = (Path(probe["recording"]).read_text() if "recording" in probe
+                else probe.get("stdout", ""))
+        (sys.stderr if probe.get("stream") == "stderr" else sys.stdout).write(text)
+        sys.exit(probe.get("exit", 0))
 steps = json.loads(Path({steps!r}).read_text())
 counter = Path({steps!r} + ".count")
 n = int(counter.read_text()) if counter.exists() else 0
@@ -49,24 +62,56 @@ sys.exit(step.get("exit", 0))
 '''
 
 
+CLIS = RECORDINGS / "clis"
+# What the real pinned CLIs answer to envport's preflight when they are set up (recorded with a
+# dummy API key: the login checks are offline): test_agent_clis.py has the not-logged-in ones.
+PREFLIGHT: dict[str, list[dict[str, Any]]] = {
+    "claude": [{"argv": ["--version"], "stdout": "2.1.332 (Claude Code)\n"},
+               {"argv": ["--help"], "recording": str(CLIS / "claude-2.1.332-help.txt")},
+               {"argv": ["auth", "status"],
+                "recording": str(CLIS / "claude_auth_status_api_key.json")}],
+    "codex": [{"argv": ["--version"], "stdout": "codex-cli 0.171.0\n"},
+              {"argv": ["exec", "--help"], "recording": str(CLIS / "codex-0.171.0-exec-help.txt")},
+              {"argv": ["exec", "resume", "--help"],
+               "recording": str(CLIS / "codex-0.171.0-exec-resume-help.txt")},
+              {"argv": ["login", "status"], "stream": "stderr",
+               "recording": str(CLIS / "codex_login_status_api_key.txt")}],
+    "gemini": [{"argv": ["--version"], "stdout": "0.61.0\n"},
+               {"argv": ["--help"], "recording": str(CLIS / "gemini-0.61.0-help.txt")}],
+    "aider": [{"argv": ["--version"], "stdout": "aider 0.86.2\n"},
+              {"argv": ["--help"], "recording": str(CLIS / "aider-0.86.2-help.txt")},
+              {"last": "--exit", "recording": str(CLIS / "aider_exit_api_key.txt")}],
+}
+
+
 class FakeAgents:
     def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch):
         self.bin = root / "bin"
         self.bin.mkdir(parents=True, exist_ok=True)
         monkeypatch.setenv("PATH", f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}")
+        # only the fakes: never a developer's own CLI or the project-local install
+        for name in PREFLIGHT:
+            monkeypatch.delenv(f"ENVPORT_{name.upper()}", raising=False)
+        monkeypatch.setenv("ENVPORT_AGENT_CLIS", str(root / "no-local-clis"))
 
-    def install(self, name: str, steps: list[dict[str, Any]]) -> Path:
+    def install(self, name: str, steps: list[dict[str, Any]],
+                probes: list[dict[str, Any]] | None = None) -> Path:
+        """A fake ``name`` on PATH: ``steps`` are its calls in turn; ``probes`` (first match
+        wins) answer the preflight before the recorded defaults of PREFLIGHT do."""
         steps_file = self.bin / f"{name}.steps.json"
         steps_file.write_text(json.dumps(steps))
-        for suffix in (".count", ".argv"):
+        Path(str(steps_file) + ".probes").write_text(
+            json.dumps([*(probes or []), *PREFLIGHT.get(name, [])]))
+        for suffix in (".count", ".argv", ".probe-argv"):
             Path(str(steps_file) + suffix).unlink(missing_ok=True)
         exe = self.bin / name
         exe.write_text(FAKE_AGENT.format(python=sys.executable, steps=str(steps_file)))
         exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
         return steps_file
 
-    def calls(self, name: str) -> list[list[str]]:
-        path = self.bin / f"{name}.steps.json.argv"
+    def calls(self, name: str, probes: bool = False) -> list[list[str]]:
+        """The argv of each call (``probes``: of each preflight probe instead)."""
+        path = self.bin / f"{name}.steps.json.{'probe-argv' if probes else 'argv'}"
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() \
             else []
 

@@ -114,13 +114,19 @@ def test_codex_jsonl_events(tmp_path, fake_agents):
 
 def test_missing_executable_names_it_and_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
-    for name, hint in (("claude", "npm install -g @anthropic-ai/claude-code"),
-                       ("codex", "npm install -g @openai/codex"),
-                       ("gemini", "GEMINI_API_KEY"), ("aider", "aider")):
+    monkeypatch.setenv("ENVPORT_AGENT_CLIS", str(tmp_path / "none"))
+    for name, hint in (("claude", "npm install -g @anthropic-ai/claude-code@2.1.332"),
+                       ("codex", "npm install -g @openai/codex@0.171.0"),
+                       ("gemini", "GEMINI_API_KEY"), ("aider", "aider-chat==0.86.2")):
+        monkeypatch.delenv(f"ENVPORT_{name.upper()}", raising=False)
         with pytest.raises(AgentUnavailableError, match=f"`{name}` was not found on PATH"
                            ) as e:
             make_backend(name).check()
-        assert hint in str(e.value)
+        assert hint in str(e.value) and "bash tests/agent/install_agent_clis.sh" in str(e.value)
+    # an explicit path that is not an executable is named, not silently replaced by PATH
+    monkeypatch.setenv("ENVPORT_CLAUDE", str(tmp_path / "claude"))
+    with pytest.raises(AgentUnavailableError, match=r"ENVPORT_CLAUDE=.* is not an executable"):
+        make_backend("claude").check()
     with pytest.raises(AgentUnavailableError, match="unknown agent"):
         make_backend("nosuch")
 

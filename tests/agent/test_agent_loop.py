@@ -263,6 +263,8 @@ def test_bad_input_is_reported(tmp_path, config_factory, monkeypatch):
         run(config_factory(script(tmp_path, [BUGGY]), reference="pathlib:Path",
                            workdir=str(tmp_path / "r2")))
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("ENVPORT_AGENT_CLIS", str(tmp_path / "none"))
+    monkeypatch.delenv("ENVPORT_CLAUDE", raising=False)
     with pytest.raises(TranslateError, match="`claude` was not found on PATH"):
         run(config_factory("claude", workdir=str(tmp_path / "r3")))
     assert not (tmp_path / "r3").exists()  # nothing was created
@@ -308,6 +310,8 @@ def test_an_agent_that_becomes_unavailable_stops_the_run(tmp_path, config_factor
             return AgentResult("unavailable", error="AuthenticationError: invalid x-api-key")
 
     cfg = config_factory("claude")
-    summary, _ = run(cfg, backend=Revoked())
-    assert summary["status"] == "stopped" and summary["iterations"] == 0
+    summary, verifier = run(cfg, backend=Revoked())
+    # a human must act: reported as a configuration failure (exit code 2), nothing verified
+    assert summary["status"] == "config_error" and summary["iterations"] == 0
     assert summary["reason"] == "agent unavailable: AuthenticationError: invalid x-api-key"
+    assert verifier.calls == [] and "handoff" not in summary

@@ -11,6 +11,7 @@ from envport.agent.backends.base import (
     INFRASTRUCTURE,
     PRICES,
     AgentBackend,
+    AgentConfigError,
     AgentRequest,
     AgentResult,
     AgentUnavailableError,
@@ -54,7 +55,7 @@ def make_backend(agent: str, *, base_url: str | None = None,
 
 
 __all__ = [
-    "AGENTS", "INFRASTRUCTURE", "PRICES", "AgentBackend", "AgentRequest", "AgentResult",
-    "AgentUnavailableError", "Usage", "estimate_cost", "make_backend", "price_for",
-    "run_process",
+    "AGENTS", "INFRASTRUCTURE", "PRICES", "AgentBackend", "AgentConfigError", "AgentRequest",
+    "AgentResult", "AgentUnavailableError", "Usage", "estimate_cost", "make_backend",
+    "price_for", "run_process",
 ]

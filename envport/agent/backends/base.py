@@ -26,13 +26,21 @@ CostSource = Literal["reported", "estimated", "unknown"]
 # budget or turn limit. "timeout": envport killed it. The last three are infrastructure
 # failures, which do not consume an iteration: "crash" (non-zero exit without a structured
 # result), "malformed" (output that cannot be parsed), "unavailable" (missing executable or key).
+# "config_error": the agent cannot work as configured (not logged in, no API key, an argument
+# its version rejects); no retry can fix it, so the loop stops at once with the fix, spending
+# no iteration.
 Status = Literal["ok", "error", "budget_exhausted", "timeout", "crash", "malformed",
-                 "unavailable"]
+                 "unavailable", "config_error"]
 INFRASTRUCTURE: frozenset[str] = frozenset({"crash", "malformed", "unavailable"})
 
 
 class AgentUnavailableError(RuntimeError):
     """The agent cannot run here: the message names what is missing and how to configure it."""
+
+
+class AgentConfigError(AgentUnavailableError):
+    """A preflight found the agent misconfigured (login, key, version, flags); the message
+    names the fix."""
 
 
 @dataclass
@@ -99,6 +107,11 @@ class AgentBackend(Protocol):
 
     def check(self) -> None:
         """Raise AgentUnavailableError naming what is missing (executable, key, package)."""
+        ...
+
+    def preflight(self) -> list[str]:
+        """Cheap checks before iteration 1 (version, flags, login); raise AgentConfigError
+        naming the fix; return notes worth showing (e.g. an untested version)."""
         ...
 
     def run(self, request: AgentRequest) -> AgentResult: ...

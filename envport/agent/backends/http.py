@@ -124,6 +124,10 @@ class _HttpBackend:
         if self.client_factory is None:
             self.make_client(60.0)
 
+    def preflight(self) -> list[str]:
+        self.check()  # the package and the key; a wrong key shows on the first call
+        return []
+
     # -- the interface
     def run(self, request: AgentRequest) -> AgentResult:
         t0 = time.monotonic()

@@ -50,6 +50,10 @@ class Scripted:
     def check(self) -> None:
         load_script(self.path)
 
+    def preflight(self) -> list[str]:
+        self.check()
+        return []
+
     def _state_file(self, request: AgentRequest) -> Path:
         base = request.log_path.parent if request.log_path else request.workdir.parent
         return base / "scripted-state.json"
