@@ -66,9 +66,21 @@ def batched_transition(env: Environment) -> Callable:
     return jax.jit(jax.vmap(env.transition))
 
 
+class StaticParamsError(ValueError):
+    """A param the reference can change is a compile-time constant in the translation."""
+
+
 def with_params(env: Environment, overrides: dict[str, Any]) -> Any:
     """The translation's default params with ``overrides`` as arrays of each leaf's dtype."""
     default = env.default_params()
+    static = sorted(f.name for f in dataclasses.fields(default)
+                    if f.metadata.get("static") and f.name in overrides)
+    if static:
+        raise StaticParamsError(
+            f"params are not data: {', '.join(static)} of {type(default).__name__} "
+            f"{'is a static field' if len(static) == 1 else 'are static fields'}, so the "
+            "translation cannot be stepped with other values in one compiled call; make "
+            "them pytree leaves (plain fields) read from the `params` argument")
     return dataclasses.replace(default, **{
         k: jnp.asarray(v, jnp.result_type(getattr(default, k))) for k, v in overrides.items()})
 
@@ -154,6 +166,13 @@ def check_interaction(spec: EnvSpec, states: int = 300, seed: int = 0,
     sampler = spec.verification.sample_params
     rng = np.random.default_rng(derive_seed(seed, 7))
     overrides = [sampler(rng) for _ in range(PARAM_SETS)] if sampler is not None else []
+    try:
+        param_sets = [with_params(env, p) for p in overrides]
+    except StaticParamsError as e:
+        return LayerResult("interaction", passed=False, seconds=time.perf_counter() - t0,
+                           counts={"states": 0}, failures=[Failure(
+                               layer="interaction", test_id="interaction[params]",
+                               message=str(e), seed=seed)])
     n_other = round(states * PARAMS_SHARE) if overrides else 0
     cases = sample_cases(spec, ref, states - n_other, seed)
     refs = [ref] + [spec.make_reference(params=p) for p in overrides]
@@ -166,7 +185,6 @@ def check_interaction(spec: EnvSpec, states: int = 300, seed: int = 0,
         for c in more:
             c.params, c.origin = j, f"{c.origin}, params {j}"
         cases += more
-    param_sets = [with_params(env, p) for p in overrides]
     for i, c in enumerate(cases):
         c.expected, c.tape = step_reference(refs[0 if c.params is None else c.params + 1],
                                             c.state, c.action)
