@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from envport.cli_args import check_output, parse_options, positive_int, seed_int
 from envport.core.registry import UnknownEnvironmentError, list_envs, spec
 from envport.verify.report import LAYER_TITLES, LAYERS, Report
 
@@ -58,59 +58,6 @@ def run_verify(args: argparse.Namespace) -> Report:
         mode.command = " ".join(["envport", "verify", args.env, *layer_flags,
                                  *(f"-o {o}" for o in options), f"--seed {args.seed}"])
     return report
-
-
-def parse_options(items: list[str] | None) -> dict[str, str]:
-    options = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"-o takes KEY=VALUE, got {item!r}")
-        if key in options:
-            raise ValueError(f"-o {key} given twice")
-        options[key] = value
-    return options
-
-
-def check_output(path: str | None, flag: str, folder: bool = False) -> None:
-    """Fail before the work when ``path`` (a file, or with ``folder`` a folder to create) cannot
-    be written: its nearest existing parent must be a writable folder."""
-    if path is None:
-        return
-    target = Path(path)
-    if folder and target.exists() and not target.is_dir():
-        raise ValueError(f"{flag} {path}: exists and is not a folder")
-    if not folder and target.is_dir():
-        raise ValueError(f"{flag} {path}: is a folder, expected a file name")
-    parent = target if folder else target.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not folder and parent != target.parent:
-        raise ValueError(f"{flag} {path}: folder {target.parent} does not exist")
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise ValueError(f"{flag} {path}: {parent} is not a writable folder")
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (argparse names the flag and exits 2 otherwise)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def seed_int(text: str) -> int:
-    """argparse type: a seed, 0 <= seed < 2**63."""
-    from envport.core.seeds import check_seed
-
-    try:
-        return check_seed(int(text))
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e) if text.strip().lstrip("-").isdigit()
-                                         else f"expected an integer, got {text!r}") from None
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -222,7 +169,7 @@ def run_bench(env: str, batch_sizes: list[int] | None, peers: bool | list[str] =
 
     with console.status(f"benchmarking {env} (reference, JAX and peers side by side)...") as st:
         def progress(line: str) -> None:
-            console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {line}", highlight=False,
+            console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {escape(line)}", highlight=False,
                           soft_wrap=True)
             st.update(f"benchmarking {env}: last {line.split('(')[0].strip()}")
 
@@ -247,9 +194,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
                        args.stall_seconds)
     console.print(side_by_side_table(result))
     for peer, why in result.get("skipped", {}).items():
-        console.print(f"[yellow]{peer} skipped:[/] {why}")
+        console.print(f"[yellow]{peer} skipped:[/] {escape(why)}")
     for peer, why in result.get("incomplete", {}).items():
-        console.print(f"[yellow]{peer} incomplete (rows above were kept):[/] {why}")
+        console.print(f"[yellow]{peer} incomplete (rows above were kept):[/] {escape(why)}")
     machine = result.get("machine", {})
     load = machine.get("load_average") or {}
     console.print(f"speedup (best JAX / best reference): [bold]{result['speedup']:.2f}x[/] "

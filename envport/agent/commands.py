@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+
+from envport.cli_args import check_output, positive_float, positive_int, seed_int
 
 console = Console()
 err = Console(stderr=True)
@@ -90,7 +93,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
     }
 
     def log(message: str) -> None:
-        err.print(f"[dim]{message}[/]" if message.startswith("  ") else message)
+        err.print(f"[dim]{escape(message)}[/]" if message.startswith("  ") else escape(message))
 
     try:
         preflight = not args.no_agent_preflight
@@ -118,10 +121,11 @@ def cmd_translate(args: argparse.Namespace) -> int:
                     setattr(cfg, k, v)
             summary = translate(cfg, log=log, preflight=preflight)
     except TranslateError as e:
-        err.print(f"[red]error:[/] {e}")
+        err.print(f"[red]error:[/] {escape(str(e))}")
         return 2
     if summary["status"] == "config_error":  # the agent answered "not logged in" and the like
-        err.print(f"[red]error:[/] {summary['reason']} ({summary['iterations']} iterations; "
+        reason = escape(str(summary["reason"]))
+        err.print(f"[red]error:[/] {reason} ({summary['iterations']} iterations; "
                   f"continue with `envport translate --resume {summary['run_dir']}`)")
         if args.json:
             Path(args.json).write_text(json.dumps(summary, indent=2))
@@ -171,16 +175,16 @@ def _mutate_parser(sub: Any) -> None:
     m.add_argument("--json", help="write the result as JSON")
     m.add_argument("--max-mutants", type=int, default=120,
                    help="sample at most N mutants, evenly over operators (0: all)")
-    m.add_argument("--workers", type=int, default=2, help="parallel worker processes")
+    m.add_argument("--workers", type=positive_int, default=2, help="parallel worker processes")
     m.add_argument("--operators", nargs="+", choices=list(OPERATORS), default=list(OPERATORS))
     m.add_argument("--only", nargs="+", help="run these mutant ids only")
     m.add_argument("--list", action="store_true", help="list the mutants and exit")
-    m.add_argument("--states", type=int, default=1000, help="L2 states per mutant")
-    m.add_argument("--episodes", type=int, default=4, help="L3 episodes per mutant")
-    m.add_argument("--examples", type=int, default=4, help="L1 examples per property")
-    m.add_argument("--samples", type=int, default=10000, help="distribution samples")
-    m.add_argument("--seed", type=int, default=0)
-    m.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
+    m.add_argument("--states", type=positive_int, default=1000, help="L2 states per mutant")
+    m.add_argument("--episodes", type=positive_int, default=4, help="L3 episodes per mutant")
+    m.add_argument("--examples", type=positive_int, default=4, help="L1 examples per property")
+    m.add_argument("--samples", type=positive_int, default=10000, help="distribution samples")
+    m.add_argument("--seed", type=seed_int, default=0)
+    m.add_argument("--timeout", type=positive_float, default=300.0, help="seconds per mutant")
     m.add_argument("--min-kill-rate", type=float, default=0.95,
                    help="exit 1 below this kill rate of non-equivalent mutants")
 
@@ -194,15 +198,18 @@ def cmd_mutate(args: argparse.Namespace) -> int:
 
     try:
         spec = get_spec(args.env)
-    except UnknownEnvironmentError as e:
-        err.print(f"[red]error:[/] {e}")
+        check_output(args.json, "--json")
+        if args.max_mutants < 0:
+            raise ValueError(f"--max-mutants must be 0 (all) or more, got {args.max_mutants}")
+    except (UnknownEnvironmentError, ValueError) as e:
+        err.print(f"[red]error:[/] {escape(str(e))}")
         return 2
     if args.list:
         module = mutate.translation_module(spec)
         for ms in mutate.generate(module, tuple(args.operators)):
             m = ms.mutant
-            console.print(f"{m.id} line {m.line} {m.operator}: {m.description}: "
-                          f"`{m.original[:80]}`")
+            console.print(escape(f"{m.id} line {m.line} {m.operator}: {m.description}: "
+                                 f"`{m.original[:80]}`"))
         return 0
     with Progress(TextColumn("mutants"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("killed {task.fields[killed]}, survived {task.fields[alive]}"),
@@ -237,13 +244,14 @@ def _report_parser(sub: Any) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from envport.agent.loop import TranslateError
     from envport.agent.report import write_report
 
     try:
         paths = write_report(Path(args.run_dir), Path(args.out) if args.out else None,
                              with_html=not args.no_html)
-    except FileNotFoundError as e:
-        err.print(f"[red]error:[/] {e}")
+    except (FileNotFoundError, TranslateError) as e:
+        err.print(f"[red]error:[/] {escape(str(e))}")
         return 2
     for kind, path in paths.items():
         console.print(f"wrote {kind}: {path}")

@@ -267,7 +267,7 @@ class Loop:
                                                price=price)  # type: ignore[arg-type]
         self.verifier = verifier or SubprocessVerifier(self.run_dir, cfg)
         self.log = log or (lambda msg: print(msg, file=sys.stderr))
-        meta = json.loads((self.run_dir / "run.json").read_text())
+        meta = read_run_json(self.run_dir)
         self.plan = [ModulePlan(**m) for m in meta["plan"]]
         self.sources = [SourceFile(**{k: s[k] for k in ("name", "path", "text", "role")})
                         for s in meta["sources"]]
@@ -283,7 +283,7 @@ class Loop:
         return f"python harness/verify.py --seed {self.cfg.seed}"
 
     def save_config(self) -> None:
-        meta = json.loads((self.run_dir / "run.json").read_text())
+        meta = read_run_json(self.run_dir)
         meta["config"] = self.cfg.to_json()
         (self.run_dir / "run.json").write_text(json.dumps(meta, indent=1))
 
@@ -832,11 +832,30 @@ def task_text(cfg: TranslateConfig, plan: list[ModulePlan], sources: list[Source
     return "\n".join(lines)
 
 
-def load_run(run_dir: Path, overrides: dict[str, Any] | None = None) -> TranslateConfig:
+RUN_KEYS = ("config", "plan", "sources")
+
+
+def read_run_json(run_dir: Path) -> dict[str, Any]:
+    """A run's ``run.json``; TranslateError naming the file and what to do when it is missing
+    or damaged."""
     path = Path(run_dir) / "run.json"
     if not path.exists():
         raise TranslateError(f"{run_dir} is not a translation run (no run.json)")
-    cfg = TranslateConfig.from_json(json.loads(path.read_text())["config"])
+    try:
+        meta = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        meta, problem = None, f"not JSON: {e}"
+    else:
+        missing = [k for k in RUN_KEYS if not isinstance(meta, dict) or k not in meta]
+        problem = f"it lacks {', '.join(missing)}" if missing else ""
+    if meta is None or problem:
+        raise TranslateError(f"{path} is damaged ({problem}): restore it from the run's "
+                             "workspace history or start a new run in another --workdir")
+    return meta
+
+
+def load_run(run_dir: Path, overrides: dict[str, Any] | None = None) -> TranslateConfig:
+    cfg = TranslateConfig.from_json(read_run_json(run_dir)["config"])
     for k, v in (overrides or {}).items():
         if v is not None:
             setattr(cfg, k, v)

@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from envport.agent.ledger import Ledger
+from envport.agent.loop import read_run_json
 from envport.agent.workspace import Workspace
+from envport.verify.layers import HIERARCHY, LAYER_TITLES
 
-LEVELS = ["none", "L1 property", "L2 interaction", "L3 rollout", "distribution", "L4 transfer"]
+LEVELS = ["none", *(LAYER_TITLES[layer] for layer in HIERARCHY)]
 
 
 def load(run_dir: Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
-    if not (run_dir / "run.json").exists():
-        raise FileNotFoundError(f"{run_dir} is not a translation run (no run.json)")
-    meta = json.loads((run_dir / "run.json").read_text())
+    meta = read_run_json(run_dir)
     ledger = Ledger(run_dir / "ledger.jsonl")
     records = ledger.records()
     agents = {r["iteration"]: r for r in records if r.get("type") == "agent"}

@@ -25,13 +25,20 @@ def check_seed(seed: int, what: str = "seed") -> int:
     return int(seed)
 
 
+def _sequence(seed: int, path: tuple[int, ...]) -> np.random.SeedSequence:
+    # Every number as two 32-bit words, after a count: SeedSequence reads a large int as its
+    # 32-bit words, so [2**32 + 5, 0] and [5, 1] would otherwise be the same entropy.
+    numbers = [check_seed(seed), *(check_seed(int(i), "a seed path index") for i in path)]
+    return np.random.SeedSequence([len(numbers), *(w for x in numbers
+                                                    for w in (x & 0xFFFFFFFF, x >> 32))])
+
+
 def derive_seed(seed: int, *path: int) -> int:
     """A 32-bit seed (``0 <= s < 2**32``) for the part ``path`` (indices) of run ``seed``."""
-    words = np.random.SeedSequence([check_seed(seed), *map(int, path)]).generate_state(1)
-    return int(words[0])
+    return int(_sequence(seed, path).generate_state(1)[0])
 
 
 def derive_key(seed: int, *path: int) -> jax.Array:
     """A JAX PRNG key for the part ``path`` of run ``seed``, from 64 bits of the hash."""
-    words = np.random.SeedSequence([check_seed(seed), *map(int, path)]).generate_state(2)
+    words = _sequence(seed, path).generate_state(2)
     return jax.random.wrap_key_data(np.asarray(words, np.uint32), impl="threefry2x32")

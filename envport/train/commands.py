@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from envport.cli_args import alpha, check_output, positive_float, positive_int, seed_int
 from envport.core.registry import UnknownEnvironmentError
 
 console = Console()
@@ -56,10 +58,10 @@ def _guard(fn: Handler) -> Handler:
         try:
             return fn(args)
         except (UnknownEnvironmentError, ValueError) as e:
-            err.print(f"[red]error:[/] {e}")
+            err.print(f"[red]error:[/] {escape(str(e))}")
             return 2
         except KeyboardInterrupt as e:
-            err.print(f"[yellow]interrupted[/] {e}".rstrip())
+            err.print(f"[yellow]interrupted[/] {escape(str(e))}".rstrip())
             return 130
     run.__name__ = fn.__name__
     run.__doc__ = fn.__doc__
@@ -79,8 +81,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     from envport.train import load_run_config, train
 
     overrides = parse_set(args.set)
-    if args.steps is not None and args.steps < 1:
-        raise ValueError(f"--steps must be positive, got {args.steps}")
     if args.resume:
         saved = load_run_config(args.resume)
         if args.out and Path(args.out) != Path(args.resume):
@@ -91,6 +91,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     else:
         backend = args.backend or "jax"
         out = args.out or f"runs/{args.env}-{backend}"
+        check_output(out, "--out", folder=True)
         result = train(args.env, backend, steps=args.steps, seed=args.seed, out=out,
                        config_overrides=overrides or None, overwrite=args.overwrite)
     table = Table(title=f"envport train {result.env} ({result.backend} backend)")
@@ -144,8 +145,9 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     from envport.train.transfer import default_margin, transfer
 
     margin = default_margin(args.env) if args.margin is None else args.margin
-    if margin <= 0:
-        raise ValueError(f"--margin must be positive, got {margin}")
+    check_output(args.json, "--json")
+    check_output(args.plot, "--plot")
+    check_output(args.out or f"runs/{args.env}-transfer", "--out", folder=True)
     result = transfer(args.env, seeds=args.seeds, margin=margin, steps=args.steps,
                       episodes=args.episodes, out=args.out, alpha=args.alpha,
                       config_overrides=parse_set(args.set) or None, plot=args.plot)
@@ -169,13 +171,22 @@ def cmd_transfer(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> dict[str, Handler]:
     """Add ``train`` and ``transfer`` to ``subparsers``; returns ``{command: handler}``."""
-    t = subparsers.add_parser("train", help="train PPO on the JAX translation or the reference")
+    t = subparsers.add_parser(
+        "train", help="train PPO on the JAX translation or the reference",
+        description="Train PPO on the JAX translation (--backend jax) or the real reference "
+                    "(--backend reference). The run folder gets config.json, log.csv (one row "
+                    "per update), checkpoint.pkl, learning_curve.png and TensorBoard event "
+                    "files: view them with `tensorboard --logdir runs` (pip install "
+                    "tensorboard).")
     t.add_argument("env")
     t.add_argument("--backend", choices=("jax", "reference"),
                    help="jax (default) or reference; a resumed run keeps its own")
-    t.add_argument("--steps", type=int, help="total environment steps (default: the config's)")
-    t.add_argument("--seed", type=int)
-    t.add_argument("--out", help="run folder (default runs/ENV-BACKEND)")
+    t.add_argument("--steps", type=positive_int,
+                   help="total environment steps (default: the config's)")
+    t.add_argument("--seed", type=seed_int)
+    t.add_argument("--out", help="run folder (default runs/ENV-BACKEND); it holds config.json, "
+                                 "log.csv, checkpoint.pkl, learning_curve.png and TensorBoard "
+                                 "event files (view them: tensorboard --logdir runs)")
     t.add_argument("--resume", metavar="DIR", help="continue the run in DIR exactly")
     t.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
     t.add_argument("--set", action="append", metavar="KEY=VALUE",
@@ -185,15 +196,17 @@ def register(subparsers: Any) -> dict[str, Handler]:
     x = subparsers.add_parser("transfer", help="L4: train on both backends, cross-evaluate, "
                                                 "TOST for equivalence")
     x.add_argument("env")
-    x.add_argument("--seeds", type=int, default=5, help="PPO seeds per backend")
-    x.add_argument("--margin", type=float,
+    x.add_argument("--seeds", type=positive_int, default=5, help="PPO seeds per backend")
+    x.add_argument("--margin", type=positive_float,
                    help="equivalence margin in return units (default: the environment's "
                         "documented one, SPEC.training.margin: pong 1.0, cartpole 25, "
                         "halfcheetah 100)")
-    x.add_argument("--steps", type=int, help="env steps per run (default: the config's)")
-    x.add_argument("--episodes", type=int, default=100,
+    x.add_argument("--steps", type=positive_int,
+                   help="env steps per run (default: the config's)")
+    x.add_argument("--episodes", type=positive_int, default=100,
                    help="evaluation episodes per policy and backend")
-    x.add_argument("--alpha", type=float, default=0.05)
+    x.add_argument("--alpha", type=alpha, default=0.05,
+                   help="significance level of each one-sided test (0 < alpha < 0.5)")
     x.add_argument("--out", help="folder for the runs and the report (default runs/ENV-transfer)")
     x.add_argument("--json", help="write the result as JSON")
     x.add_argument("--plot", help="write the cross-evaluation plot here (PNG)")

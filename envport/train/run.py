@@ -8,6 +8,7 @@ update), ``checkpoint.pkl`` (every piece of state, after every chunk of updates)
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import json
@@ -17,7 +18,7 @@ import pickle
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,14 +82,25 @@ def run_config(name: str, backend: str, cfg: PPOConfig, env_kwargs: dict[str, An
     }
 
 
+DAMAGED = ("the run cannot be resumed from it: restore the file, or start the run again with "
+           "`envport train ENV --out DIR --overwrite` (Python: overwrite=True)")
+
+
 def load_run_config(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     path = Path(run_dir) / CONFIG_FILE
     if not path.is_file():
         raise ValueError(f"{run_dir} is not a training run: it has no {CONFIG_FILE}")
-    config = json.loads(path.read_text())
-    if config.get("format") != RUN_FORMAT:
-        raise ValueError(f"{path} is not an envport PPO run config (format "
-                         f"{config.get('format')!r}, expected {RUN_FORMAT!r})")
+    try:
+        config = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is damaged (not JSON: {e}); {DAMAGED}") from None
+    if not isinstance(config, dict) or config.get("format") != RUN_FORMAT:
+        found = config.get("format") if isinstance(config, dict) else type(config).__name__
+        raise ValueError(f"{path} is not an envport PPO run config (format {found!r}, "
+                         f"expected {RUN_FORMAT!r})")
+    missing = [k for k in ("env", "backend", "env_kwargs", "ppo") if k not in config]
+    if missing:
+        raise ValueError(f"{path} lacks {', '.join(missing)}; {DAMAGED}")
     return config
 
 
@@ -123,12 +135,28 @@ def assert_matched(*run_dirs: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return configs
 
 
+INT_FIELDS = ("update", "env_steps", "episodes")  # written and read back as integers
+
+
 def read_log(run_dir: str | os.PathLike[str]) -> list[dict[str, float]]:
+    """The rows of ``log.csv`` (``[]`` when there is none); ValueError naming the file and line
+    when it is damaged."""
     path = Path(run_dir) / LOG_FILE
     if not path.is_file():
         return []
+    rows = []
     with path.open(newline="") as f:
-        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+        reader = csv.DictReader(f)
+        if reader.fieldnames is not None and list(reader.fieldnames) != list(LOG_FIELDS):
+            raise ValueError(f"{path} has the columns {reader.fieldnames}, not envport's "
+                             f"{list(LOG_FIELDS)}; {DAMAGED}")
+        for line, row in enumerate(reader, 2):
+            try:
+                rows.append({k: int(float(v)) if k in INT_FIELDS else float(v)
+                             for k, v in row.items()})
+            except (TypeError, ValueError):
+                raise ValueError(f"{path}, line {line}, is damaged ({row}); {DAMAGED}") from None
+    return rows
 
 
 def final_return(rows: Sequence[dict[str, float]], fraction: float = 0.05) -> float:
@@ -184,8 +212,17 @@ def load_checkpoint(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     path = Path(run_dir) / CHECKPOINT_FILE
     if not path.is_file():
         raise ValueError(f"{run_dir} has no checkpoint ({CHECKPOINT_FILE}) to resume from")
-    with path.open("rb") as f:
-        return pickle.load(f)
+    try:
+        with path.open("rb") as f:
+            ckpt = pickle.load(f)
+    except Exception as e:  # truncated, overwritten, or not a pickle at all
+        raise ValueError(f"{path} is damaged ({type(e).__name__}: {e}); {DAMAGED}") from None
+    missing = [k for k in ("format", "env", "update", "wall_time", "state")
+               if not isinstance(ckpt, dict) or k not in ckpt]
+    if missing:
+        raise ValueError(f"{path} is not an envport checkpoint (it lacks "
+                         f"{', '.join(missing)}); {DAMAGED}")
+    return ckpt
 
 
 def _write_log(path: Path, rows: Sequence[dict[str, float]], append: bool) -> None:
@@ -250,7 +287,7 @@ def _chunk_rows(stats: list[dict[str, float]], cfg: PPOConfig, first_update: int
             "wall_time": wall_before + seconds * (i + 1) / len(stats), "sps": sps,
             "mean_return": s["return_sum"] / episodes if episodes else math.nan,
             "mean_length": s["length_sum"] / episodes if episodes else math.nan,
-            "episodes": episodes, "learning_rate": learning_rate(cfg, update - 1),
+            "episodes": int(episodes), "learning_rate": learning_rate(cfg, update - 1),
             **{k: s[k] for k in ("policy_loss", "value_loss", "entropy", "approx_kl",
                                  "clip_frac")},
         })
@@ -329,8 +366,9 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
         if not (run_dir / CHECKPOINT_FILE).is_file():
             raise ValueError(f"{run_dir} has no checkpoint ({CHECKPOINT_FILE}) to resume from")
     elif has_run and not overwrite:
-        raise ValueError(f"{run_dir} already holds a run; pass resume=True to continue it, "
-                         "overwrite=True to replace it, or choose another `out`")
+        raise ValueError(f"{run_dir} already holds a run: continue it with `envport train "
+                         f"{name} --resume {run_dir}` (Python: resume=True), replace it with "
+                         "--overwrite (overwrite=True), or choose another --out")
     cfg, env_kwargs = resolve_config(name, backend, steps, seed, config_overrides, env_kwargs,
                                       saved)
     devices = len(jax.devices())
@@ -344,17 +382,26 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
     trainer: JaxTrainer | HostTrainer = (JaxTrainer(prog) if backend == "jax"
                                          else HostTrainer(prog))
 
+    created = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path, ckpt_path = run_dir / LOG_FILE, run_dir / CHECKPOINT_FILE
     if saved is not None:
         ckpt = load_checkpoint(run_dir)
         if ckpt.get("env") != name:
             raise ValueError(f"{ckpt_path} was saved by a {ckpt.get('env')!r} run, not {name!r}")
-        state = trainer.load(cfg.seed, ckpt["state"])
         done_updates, wall = int(ckpt["update"]), float(ckpt["wall_time"])
+        logged = read_log(run_dir)
+        if not log_path.is_file() or len([r for r in logged if r["update"] <= done_updates]
+                                         ) < done_updates:
+            raise ValueError(
+                f"{log_path} is missing or holds fewer than the {done_updates} updates the "
+                f"checkpoint has done, so the resumed log would have a gap; {DAMAGED}")
+        try:
+            state = trainer.load(cfg.seed, ckpt["state"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{ckpt_path} does not fit this run ({e}); {DAMAGED}") from None
         # Rows past the checkpoint (a crash between log and checkpoint) would repeat: drop them.
-        _write_log(log_path, [r for r in read_log(run_dir) if r["update"] <= done_updates],
-                   append=False)
+        _write_log(log_path, [r for r in logged if r["update"] <= done_updates], append=False)
     else:
         for stale in (CHECKPOINT_FILE, RESULT_FILE, PLOT_FILE):  # from an overwritten run
             (run_dir / stale).unlink(missing_ok=True)
@@ -364,7 +411,8 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
         done_updates, wall = 0, 0.0
         _write_log(log_path, [], append=False)
 
-    def checkpoint() -> None:
+    def checkpoint(state: Any = state, done_updates: int = done_updates,
+                   wall: float = wall) -> None:
         _save_checkpoint(ckpt_path, {
             "format": RUN_FORMAT, "env": name, "backend": backend, "update": done_updates,
             "env_steps": done_updates * cfg.batch_size, "wall_time": wall,
@@ -372,13 +420,49 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
 
     if saved is None:
         checkpoint()  # resumable from the start, even if stopped while compiling
+    try:
+        return _train_loop(name, backend, cfg, env_kwargs, run_dir, trainer, state,
+                           done_updates, wall, checkpoint, progress, chunk_updates, on_chunk)
+    except (Exception, KeyboardInterrupt) as e:
+        # A divergence keeps its finite checkpoint (documented), Ctrl-C its resumable one.
+        if saved is None and not _updates_done(ckpt_path) and not isinstance(
+                e, KeyboardInterrupt | TrainingDiverged):
+            # Nothing was trained: leave no folder that would block the rerun.
+            _remove_run(run_dir, created)
+        raise
 
+
+def _updates_done(ckpt_path: Path) -> int:
+    try:
+        return int(load_checkpoint(ckpt_path.parent)["update"])
+    except ValueError:
+        return 0
+
+
+def _remove_run(run_dir: Path, created: bool) -> None:
+    for name in (CONFIG_FILE, LOG_FILE, CHECKPOINT_FILE, RESULT_FILE, PLOT_FILE):
+        (run_dir / name).unlink(missing_ok=True)
+    for events in run_dir.glob("events.out.tfevents.*"):
+        events.unlink()
+    if created and not any(run_dir.iterdir()):
+        run_dir.rmdir()
+
+
+def _train_loop(name: str, backend: str, cfg: PPOConfig, env_kwargs: dict[str, Any],
+                run_dir: Path, trainer: JaxTrainer | HostTrainer, state: Any,
+                done_updates: int, wall: float, save: Callable[[Any, int, float], None],
+                progress: bool, chunk_updates: int | None,
+                on_chunk: Callable[[dict[str, float]], None] | None) -> TrainResult:
+    """The updates, chunk by chunk: log.csv and TensorBoard rows, a checkpoint after every
+    chunk, the progress bar, Ctrl-C; then the plot and result.json."""
+    log_path, ckpt_path = run_dir / LOG_FILE, run_dir / CHECKPOINT_FILE
     total = cfg.num_updates
     chunk = chunk_updates or max(1, round(CHUNK_ENV_STEPS / cfg.batch_size))
     interrupted = False
     rows_so_far = read_log(run_dir)
     with _StopFlag() as stop, _progress_bar(progress, total * cfg.batch_size,
-                                            f"{name}/{backend}") as bar:
+                                            f"{name}/{backend}") as bar, \
+            _tensorboard(run_dir, done_updates * cfg.batch_size) as board:
         t0 = time.perf_counter()
         if done_updates < total:
             trainer.compile(state)
@@ -396,6 +480,10 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
             seconds = time.perf_counter() - t
             rows = _chunk_rows(stats, cfg, done_updates, wall, seconds)
             _write_log(log_path, rows, append=True)
+            for row in rows:
+                for key in LOG_FIELDS[2:]:
+                    board.add_scalar(f"ppo/{key}", row[key], global_step=row["env_steps"])
+            board.flush()
             bad = [r["update"] for r in rows
                    if not (math.isfinite(r["policy_loss"]) and math.isfinite(r["value_loss"]))]
             if bad:  # carrying NaN parameters on would waste the rest of the run
@@ -405,7 +493,7 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
                     f"{run_dir} keeps the checkpoint of update {done_updates} (log rows after "
                     "it are dropped on resume)")
             state, done_updates, wall = new_state, done_updates + n, wall + seconds
-            checkpoint()
+            save(state, done_updates, wall)
             rows_so_far += rows
             bar.update(task, completed=done_updates * cfg.batch_size, sps=rows[-1]["sps"],
                        ret=final_return(rows_so_far, 0.02))
@@ -428,8 +516,22 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
     (run_dir / RESULT_FILE).write_text(json.dumps(summary, indent=2, default=str) + "\n")
     if interrupted:
         print(f"Stopped after {done_updates}/{total} updates; checkpoint and log saved in "
-              f"{run_dir}. Continue with envport.train.resume({str(run_dir)!r}).", flush=True)
+              f"{run_dir}. Continue with `envport train {name} --resume {run_dir}` "
+              f"(Python: envport.train.resume({str(run_dir)!r})).", flush=True)
     return result
+
+
+@contextlib.contextmanager
+def _tensorboard(run_dir: Path, resumed_at: int) -> Iterator[Any]:
+    """A TensorBoard writer of event files beside log.csv (``tensorboard --logdir runs``),
+    steps in env steps. A resumed run purges the events a crash left past its checkpoint."""
+    from tensorboardX import SummaryWriter
+
+    writer = SummaryWriter(logdir=str(run_dir), purge_step=resumed_at + 1 if resumed_at else None)
+    try:
+        yield writer
+    finally:
+        writer.close()
 
 
 def resume(run_dir: str | os.PathLike[str], *, progress: bool = True,

@@ -232,6 +232,8 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
         raise ValueError(f"margin must be positive, got {margin}")
     if int(episodes) < 1:
         raise ValueError(f"episodes must be at least 1, got {episodes}")
+    if not 0 < alpha < 0.5:  # checked here, not after hours of training
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
     out_dir = Path(out if out is not None else f"runs/{name}-transfer")
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
