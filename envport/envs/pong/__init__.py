@@ -2,17 +2,38 @@
 
 PufferLib cannot be installed here (its build downloads a graphics library), so envport carries
 its own C reference (``reference.c``), compiled at install time; see README.md in this folder.
+
+Modes: ``frameskip`` (int >= 1), ``continuous`` (bool) and ``rules`` ("61f27b3", the default, or
+"8e3e754": the PufferLib commit whose ``pong.h`` the game follows); game constants (``width`` ...
+``max_score``) are data (``PongParams`` leaves, fields of the C struct). ``MODES`` lists the
+modes to verify, ``sample_params`` draws non-default constants for verification.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from envport.core.reference import RefState
 from envport.core.registry import EnvSpec, lazy
+from envport.envs.pong.params import RULES_8E3E754, parse_options
+from envport.envs.pong.params import sample_params as sample_params
+
+# The modes a full verification runs (each an options dict for ``variant``): PufferLib's
+# training config at 61f27b3 and 8e3e754 uses frameskip 8 (config/pong.ini), 4 was the older one.
+MODES: list[dict[str, Any]] = [
+    {},
+    {"frameskip": 4},
+    {"frameskip": 8},
+    {"continuous": True},
+    {"rules": RULES_8E3E754},
+    {"rules": RULES_8E3E754, "frameskip": 8},
+    {"rules": RULES_8E3E754, "continuous": True},
+]
 
 H, PADDLE_H, BALL_H = 640.0, 70.0, 32.0
 
@@ -72,24 +93,30 @@ def state_bins(state: RefState) -> tuple:
             int(state["paddle_yr"] // 128), int(state["score_l"]), int(state["score_r"]))
 
 
-def reference_serves(n: int, seed: int) -> dict[str, np.ndarray]:
+def reference_serves(n: int, seed: int, options: Mapping[str, Any] | None = None
+                     ) -> dict[str, np.ndarray]:
     """vy of the first serve and of the serve after a point, from n reference resets."""
-    ref = _make_reference()
+    modes, params = parse_options(options or {})
+    ref = _make_reference(**modes, params=params)
     first, after = [], []
     for i in range(n):
-        ref.reset(seed * 1_000_003 + i)
+        ref.reset((seed * 1_000_003 + i) % 2**32)
         first.append(float(ref.get_state()["ball_vy"]))
         ref.set_state({**ref.get_state(), "ball_x": np.float32(1), "ball_vx": np.float32(-10),
                        "ball_y": np.float32(600), "paddle_yl": np.float32(-35)})
-        ref.step(0)
+        ref.step(np.float32([0]) if modes["continuous"] else 0)
         after.append(float(ref.get_state()["ball_vy"]))
     return {"first_serve_vy": np.asarray(first), "serve_after_point_vy": np.asarray(after)}
 
 
-def translation_serves(n: int, seed: int) -> dict[str, np.ndarray]:
+def translation_serves(n: int, seed: int, options: Mapping[str, Any] | None = None
+                       ) -> dict[str, np.ndarray]:
     import jax
+    import jax.numpy as jnp
 
-    env = _make()
+    modes, params = parse_options(options or {})
+    env = _make(**modes, **params)
+    action = jnp.zeros((1,), jnp.float32) if modes["continuous"] else jnp.int32(0)
 
     def one(key: jax.Array) -> tuple[jax.Array, jax.Array]:
         state, _ = env.reset(key)
@@ -97,7 +124,7 @@ def translation_serves(n: int, seed: int) -> dict[str, np.ndarray]:
             "score_l", "score_r", "tick", "rng", "paddle_yr", "ball_vy")},
             "ball_x": np.float32(1), "ball_vx": np.float32(-10), "ball_y": np.float32(600),
             "paddle_yl": np.float32(-35)})
-        res = env.step(key, set_up, 0)
+        res = env.step(key, set_up, action)
         return state.ball_vy, res.state.ball_vy
 
     first, after = jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(seed), n))
@@ -140,25 +167,43 @@ def _throughput(batch_sizes: list[int], steps: int) -> list[dict[str, Any]]:
     return rows
 
 
-def variant(frameskip: int | str = 1, continuous: bool | str = False) -> EnvSpec:
-    """Pong in another mode, both sides built with the same options."""
-    options = {"frameskip": int(frameskip),
-               "continuous": str(continuous).lower() in ("1", "true", "yes")}
-    if options["frameskip"] < 1:
-        raise ValueError(f"frameskip must be >= 1, got {frameskip}")
-    name = "pong" + "".join(f"[{k}={v}]" for k, v in options.items())
-    cont = options["continuous"]
+def _reference_with(modes: dict[str, Any], params: dict[str, Any]) -> Any:
+    """``make_reference`` of a variant; ``params=`` (the verifier's non-default constants)
+    overrides the variant's own."""
+
+    def make_reference(params: Mapping[str, Any] | None = None) -> Any:
+        return _make_reference(**modes, params={**base, **dict(params or {})})
+
+    base = dict(params)
+    return make_reference
+
+
+def variant(**options: Any) -> EnvSpec:
+    """Pong in another mode, both sides built with the same options.
+
+    ``options`` (values or the CLI's strings): ``frameskip`` (int >= 1), ``continuous``
+    (true/false/1/0/yes/no), ``rules`` (61f27b3 or 8e3e754) and any game constant (``width`` ...
+    ``max_score``). A name or value that does not parse raises ValueError naming it.
+    """
+    modes, params = parse_options(options)
+    name = "pong" + "".join(f"[{k}={v}]" for k, v in {**modes, **params}.items())
+    cont = modes["continuous"]
+    given = {**modes, **params}
     return dataclasses.replace(
         SPEC, name=name,
-        make=lambda: _make(**options), make_reference=lambda: _make_reference(**options),
+        make=lambda **kw: _make(**{**given, **kw}),
+        make_reference=_reference_with(modes, params),
         scripted_policy=continuous_scripted_policy if cont else scripted_policy,
-        random_action=continuous_random_action if cont else random_action)
+        random_action=continuous_random_action if cont else random_action,
+        sample_reference_events=functools.partial(reference_serves, options=given),
+        sample_translation_events=functools.partial(translation_serves, options=given))
 
 
 SPEC = EnvSpec(
     name="pong",
     summary="PufferLib's Pong (ocean): agent on the right vs a ball-tracking opponent",
-    reference="envport's C reference of PufferLib 3.0/4.0 ocean Pong (cffi; rand_r per env)",
+    reference=("envport's C reference of PufferLib's ocean Pong (pong.h at commit 61f27b3; "
+               "rules=8e3e754 for the newer one; cffi; rand_r per env)"),
     make=_make,
     make_reference=_make_reference,
     make_bridge=_make_bridge,
