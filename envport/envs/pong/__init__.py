@@ -24,7 +24,7 @@ from envport.envs.pong.params import RULES_8E3E754, parse_options
 from envport.envs.pong.params import sample_params as sample_params
 
 # The modes a full verification runs (each an options dict for ``variant``): PufferLib's
-# training config at 61f27b3 and 8e3e754 uses frameskip 8 (config/pong.ini), 4 was the older one.
+# training config at 8e3e754 (config/pong.ini) uses frameskip 8; 4 was envport's earlier choice.
 MODES: list[dict[str, Any]] = [
     {},
     {"frameskip": 4},
