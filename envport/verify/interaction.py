@@ -49,15 +49,16 @@ class Case:
     params: int | None = None  # index of the non-default param set, None: the default
 
 
-_TRANSLATIONS: dict[str, Environment] = {}
+# Keyed by the factory itself, which the dict keeps alive: an id() of a variant's lambda could
+# be reused by another mode's once the first is collected.
+_TRANSLATIONS: dict[Callable[..., Environment], Environment] = {}
 
 
 def translation(spec: EnvSpec) -> Environment:
     """One translation object per spec, so jitted code is compiled once per session."""
-    key = f"{spec.name}:{id(spec.make)}"
-    if key not in _TRANSLATIONS:
-        _TRANSLATIONS[key] = spec.make()
-    return _TRANSLATIONS[key]
+    if spec.make not in _TRANSLATIONS:
+        _TRANSLATIONS[spec.make] = spec.make()
+    return _TRANSLATIONS[spec.make]
 
 
 @cache

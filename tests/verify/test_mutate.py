@@ -87,3 +87,19 @@ def test_mutate_kills_a_physics_bug_and_recognises_an_equivalent_mutant(tmp_path
     assert data["equivalent_by_kind"] == {"compiled": 1} and data["kill_rate_strict"] == 1.0
     assert seen[-1] == (2, 2)
     json.dumps(data)  # the --json output is plain JSON
+
+
+def test_a_mutant_of_a_non_default_mode_is_killed_in_that_mode():
+    """A later sub-frame's reward kept from the sub-frame before (arguments 2 and 3 of
+    `jnp.where(live, n_reward, reward)` swapped): frameskip 1 never traces that code, so in the
+    default mode alone it is the same program; in the declared frameskip modes it is a bug."""
+    module = mutate.translation_module(spec("pong"))
+    mutant = find(mutate.generate(module), "reward = jnp.where(live, n_reward, reward)",
+                  "arguments 2 and 3 swapped")
+    report = mutate.run_mutation("pong", only=[mutant.mutant.id], states=100, samples=500,
+                                 examples=2, episodes=2)
+    (result,) = report.to_json()["results"]
+    assert not result["equivalent"] and result["killed_by"] in ("property", "interaction",
+                                                                "rollout")
+    assert "frameskip=" in result["mode"]
+    assert "pong[frameskip=4]" in report.settings["modes"]

@@ -2,19 +2,41 @@
 
 PufferLib cannot be installed here (its build downloads a graphics library), so envport carries
 its own C reference (``reference.c``), compiled at install time; see README.md in this folder.
+
+Modes: ``frameskip`` (int >= 1), ``continuous`` (bool) and ``rules`` ("61f27b3", the default, or
+"8e3e754": the PufferLib commit whose ``pong.h`` the game follows); game constants (``width`` ...
+``max_score``) are data (``PongParams`` leaves, fields of the C struct). ``MODES`` lists the
+modes to verify, ``sample_params`` draws non-default constants for verification.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from envport.core.reference import RefState
-from envport.core.registry import Benchmark, EnvSpec, Option, Training, Verification, lazy
+from envport.core.registry import Benchmark, EnvSpec, Training, Verification, lazy
 from envport.core.seeds import derive_key, derive_seed
+from envport.envs.pong.params import OPTIONS, RULES_8E3E754, parse_options
+from envport.envs.pong.params import sample_params as sample_params
 from envport.train.config import PPOConfig
+
+# The modes a full verification runs (each an options dict for ``variant``; {} the default):
+# PufferLib's training config at 8e3e754 (config/pong.ini) uses frameskip 8; 4 was envport's
+# earlier choice.
+MODES: tuple[dict[str, Any], ...] = (
+    {},
+    {"frameskip": 4},
+    {"frameskip": 8},
+    {"continuous": True},
+    {"rules": RULES_8E3E754},
+    {"rules": RULES_8E3E754, "frameskip": 8},
+    {"rules": RULES_8E3E754, "continuous": True},
+)
 
 H, PADDLE_H, BALL_H = 640.0, 70.0, 32.0
 
@@ -74,24 +96,30 @@ def state_bins(state: RefState) -> tuple:
             int(state["paddle_yr"] // 128), int(state["score_l"]), int(state["score_r"]))
 
 
-def reference_serves(n: int, seed: int) -> dict[str, np.ndarray]:
+def reference_serves(n: int, seed: int, options: Mapping[str, Any] | None = None
+                     ) -> dict[str, np.ndarray]:
     """vy of the first serve and of the serve after a point, from n reference resets."""
-    ref = _make_reference()
+    modes, params = parse_options(options or {})
+    ref = _make_reference(**modes, params=params)
     first, after = [], []
     for i in range(n):
         ref.reset(derive_seed(seed, i))
         first.append(float(ref.get_state()["ball_vy"]))
         ref.set_state({**ref.get_state(), "ball_x": np.float32(1), "ball_vx": np.float32(-10),
                        "ball_y": np.float32(600), "paddle_yl": np.float32(-35)})
-        ref.step(0)
+        ref.step(np.float32([0]) if modes["continuous"] else 0)
         after.append(float(ref.get_state()["ball_vy"]))
     return {"first_serve_vy": np.asarray(first), "serve_after_point_vy": np.asarray(after)}
 
 
-def translation_serves(n: int, seed: int) -> dict[str, np.ndarray]:
+def translation_serves(n: int, seed: int, options: Mapping[str, Any] | None = None
+                       ) -> dict[str, np.ndarray]:
     import jax
+    import jax.numpy as jnp
 
-    env = _make()
+    modes, params = parse_options(options or {})
+    env = _make(**modes, **params)
+    action = jnp.zeros((1,), jnp.float32) if modes["continuous"] else jnp.int32(0)
 
     def one(key: jax.Array) -> tuple[jax.Array, jax.Array]:
         state, _ = env.reset(key)
@@ -99,7 +127,7 @@ def translation_serves(n: int, seed: int) -> dict[str, np.ndarray]:
             "score_l", "score_r", "tick", "rng", "paddle_yr", "ball_vy")},
             "ball_x": np.float32(1), "ball_vx": np.float32(-10), "ball_y": np.float32(600),
             "paddle_yl": np.float32(-35)})
-        res = env.step(key, set_up, 0)
+        res = env.step(key, set_up, action)
         return state.ball_vy, res.state.ball_vy
 
     first, after = jax.jit(jax.vmap(one))(jax.random.split(derive_key(seed), n))
@@ -142,18 +170,33 @@ def _throughput(batch_sizes: list[int], steps: int) -> list[dict[str, Any]]:
     return rows
 
 
-def variant(frameskip: int = 1, continuous: bool = False) -> EnvSpec:
-    """Pong in another mode, both sides built with the same (already parsed) options."""
-    options = {"frameskip": frameskip, "continuous": continuous}
+def _reference_with(modes: dict[str, Any], params: dict[str, Any]) -> Any:
+    """``make_reference`` of a variant; ``params=`` (the verifier's non-default constants)
+    overrides the variant's own."""
+
+    def make_reference(params: Mapping[str, Any] | None = None) -> Any:
+        return _make_reference(**modes, params={**base, **dict(params or {})})
+
+    base = dict(params)
+    return make_reference
+
+
+def variant(**options: Any) -> EnvSpec:
+    """Pong in another mode, both sides built with the same options: ``frameskip``,
+    ``continuous``, ``rules`` and any game constant (``width`` ... ``max_score``)."""
+    modes, params = parse_options(options)
+    cont = modes["continuous"]
+    given = {**modes, **params}
     verification = dataclasses.replace(
         SPEC.verification,
-        scripted_policy=continuous_scripted_policy if continuous else scripted_policy,
-        random_action=continuous_random_action if continuous else random_action)
+        scripted_policy=continuous_scripted_policy if cont else scripted_policy,
+        random_action=continuous_random_action if cont else random_action,
+        sample_reference_events=functools.partial(reference_serves, options=given),
+        sample_translation_events=functools.partial(translation_serves, options=given))
     return dataclasses.replace(
-        SPEC, make=lambda **kw: _make(**options, **kw),
-        make_reference=lambda **kw: _make_reference(**options, **kw),
-        verification=verification,
-        training=dataclasses.replace(SPEC.training, env_kwargs=options))
+        SPEC, make=lambda **kw: _make(**{**given, **kw}),
+        make_reference=_reference_with(modes, params), verification=verification,
+        training=dataclasses.replace(SPEC.training, env_kwargs=given))
 
 
 # Pong: the environment's default frameskip (1), NOT PufferLib's training frameskip of 4: at
@@ -175,7 +218,8 @@ MARGIN_NOTE = "one point, the paper's margin (~4% of a trained agent's return of
 SPEC = EnvSpec(
     name="pong",
     summary="PufferLib's Pong (ocean): agent on the right vs a ball-tracking opponent",
-    reference="envport's C reference of PufferLib 3.0/4.0 ocean Pong (cffi; rand_r per env)",
+    reference=("envport's C reference of PufferLib's ocean Pong (pong.h at commit 61f27b3; "
+               "rules=8e3e754 for the newer one; cffi; rand_r per env)"),
     make=_make,
     make_reference=_make_reference,
     make_bridge=_make_bridge,
@@ -186,6 +230,7 @@ SPEC = EnvSpec(
         random_action=random_action,
         perturb=perturb,
         state_bins=state_bins,
+        sample_params=sample_params,
         max_rollout_steps=20_000,
         sample_reference_events=reference_serves,
         sample_translation_events=translation_serves,
@@ -198,12 +243,7 @@ SPEC = EnvSpec(
         make_vector_reference=lazy("envport.envs.pong.vector_reference:make"),
         reset_seeds=lazy("envport.envs.pong.vector_reference:reset_seeds"),
     ),
-    options={
-        "frameskip": Option(1, "sub-frames per agent step (PufferLib trains with 4 or 8)",
-                            kind="int", minimum=1),
-        "continuous": Option(False, "Box(-1, 1, (1,)) actions instead of Discrete(3)",
-                             kind="bool"),
-    },
+    options=OPTIONS,
     variant=variant,
-    modes=({"frameskip": 4}, {"frameskip": 8}, {"continuous": True}),
+    modes=MODES,
 )

@@ -1,13 +1,16 @@
 /* Puffer Pong: the project's C reference of PufferLib's native C Pong ("ocean/pong").
  *
  * Rule book: /work/shared/specs/pong.md. This file follows the original's c_step / c_reset /
- * reset_round / compute_observations line by line, with the default constants folded in as float
- * constants, so every operation on the state is the same float32 operation as in the original:
+ * reset_round / compute_observations operation for operation, with the game constants read from
+ * the struct as the original reads them, so every operation on the state is the same float32
+ * operation as in the original:
  *   - all state is float32 except the scores (unsigned int);
  *   - the observation's indices 6 and 7 are computed by UNSIGNED INTEGER division (always 0 in a
  *     reachable state), then converted to float;
- *   - on a point that does not end the episode the step returns before the observation is
- *     computed, so the observation buffer keeps the previous sub-frame's observation;
+ *   - rules 61f27b3: on a point that does not end the episode the step returns before the
+ *     observation is computed, so the observation buffer keeps the previous sub-frame's
+ *     observation, and a return off the agent's paddle gives +0.1; rules 8e3e754: the serve's
+ *     observation is computed before returning, and a return gives nothing;
  *   - rewards are assigned, not summed (the last assignment in a step wins);
  *   - at episode end the game is reset inside the step (terminal = 1 and the returned observation
  *     is already the first observation of the next episode);
@@ -19,7 +22,7 @@
  * immediately, so a step resets at most one round) and the raw value rand_r returned.
  *
  * Floating point: compile WITHOUT -ffast-math and with -ffp-contract=off (no FMA contraction:
- * `vy + 3 * dir` must round twice, as in the original on x86-64).
+ * `vy + increment * dir` must round twice, as in the original on x86-64).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -33,72 +36,91 @@
 
 #include "reference.h"
 
-/* Defaults of the original (pong.py): width 500, height 640, paddle 20x70, ball 32x32,
- * paddle_speed 8, ball_initial_speed_x 10, ball_initial_speed_y 1, ball_speed_y_increment 3,
- * ball_max_speed_y 13, max_score 21. Derived values are what the original computes in float32
- * (all exact): min_paddle_y = -paddle_height / 2, max_paddle_y = height - paddle_height / 2. */
-#define PONG_WIDTH 500.0f
-#define PONG_HEIGHT 640.0f
-#define PONG_PADDLE_HEIGHT 70.0f
-#define PONG_HALF_PADDLE_HEIGHT 35.0f /* paddle_height / 2 */
-#define PONG_BALL_WIDTH 32.0f
-#define PONG_BALL_HEIGHT 32.0f
-#define PONG_PADDLE_SPEED 8.0f
-#define PONG_BALL_INITIAL_SPEED_X 10.0f
-#define PONG_BALL_INITIAL_SPEED_Y 1.0f
-#define PONG_BALL_SPEED_Y_INCREMENT 3.0f
-#define PONG_BALL_MAX_SPEED_Y 13.0f
-#define PONG_MAX_SCORE 21u
-#define PONG_MIN_PADDLE_Y (-35.0f) /* -paddle_height / 2 */
-#define PONG_MAX_PADDLE_Y 605.0f   /* height - paddle_height / 2 */
+/* The game constants live in env->params (PufferLib reads the same fields from its struct);
+ * their defaults are PufferLib's config (envport/envs/pong/params.py, PONG_DEFAULTS below).
+ * Every routine takes them as `p`: the verified game passes &env->params, the throughput
+ * benchmark the compile-time defaults (so gcc folds them, as the constants were before params
+ * became data). Derived values are computed in float32 in the original's order:
+ * min_paddle_y = -paddle_height / 2, max_paddle_y = height - paddle_height / 2 (divisions by
+ * 2 are exact), width / 5 a true division. */
+enum { PONG_RULES_61F27B3 = 0, PONG_RULES_8E3E754 = 1 };
+
+static const PongParams PONG_DEFAULTS = {
+    .width = 500.0f, .height = 640.0f, .paddle_width = 20.0f, .paddle_height = 70.0f,
+    .ball_width = 32.0f, .ball_height = 32.0f, .paddle_speed = 8.0f,
+    .ball_initial_speed_x = 10.0f, .ball_initial_speed_y = 1.0f,
+    .ball_speed_y_increment = 3.0f, .ball_max_speed_y = 13.0f, .max_score = 21u,
+};
+
+#define PONG_INLINE static inline __attribute__((always_inline))
 
 /* fmaxf(x, lo) / fminf(x, hi) for a non-NaN bound, written so that gcc inlines them (a NaN x
  * gives the bound, as fmaxf/fminf do). The clip is fminf(fmaxf(x, lo), hi) as in the original. */
-static inline float clipf(float x, float lo, float hi) {
+PONG_INLINE float clipf(float x, float lo, float hi) {
     x = (x > lo) ? x : lo;
     return (x < hi) ? x : hi;
 }
 
-void pong_compute_obs(Pong* env) {
-    env->obs[0] = (env->paddle_yl - PONG_MIN_PADDLE_Y) / (PONG_MAX_PADDLE_Y - PONG_MIN_PADDLE_Y);
-    env->obs[1] = (env->paddle_yr - PONG_MIN_PADDLE_Y) / (PONG_MAX_PADDLE_Y - PONG_MIN_PADDLE_Y);
-    env->obs[2] = env->ball_x / PONG_WIDTH;
-    env->obs[3] = env->ball_y / PONG_HEIGHT;
-    env->obs[4] = (env->ball_vx + PONG_BALL_INITIAL_SPEED_X) / (2.0f * PONG_BALL_INITIAL_SPEED_X);
-    env->obs[5] = (env->ball_vy + PONG_BALL_MAX_SPEED_Y) / (2.0f * PONG_BALL_MAX_SPEED_Y);
+PONG_INLINE float min_paddle_y(const PongParams* p) { return -p->paddle_height / 2.0f; }
+PONG_INLINE float max_paddle_y(const PongParams* p) { return p->height - p->paddle_height / 2.0f; }
+
+PONG_INLINE void compute_obs(Pong* env, const PongParams* p) {
+    float lo = min_paddle_y(p), hi = max_paddle_y(p);
+    env->obs[0] = (env->paddle_yl - lo) / (hi - lo);
+    env->obs[1] = (env->paddle_yr - lo) / (hi - lo);
+    env->obs[2] = env->ball_x / p->width;
+    env->obs[3] = env->ball_y / p->height;
+    env->obs[4] = (env->ball_vx + p->ball_initial_speed_x) / (2.0f * p->ball_initial_speed_x);
+    env->obs[5] = (env->ball_vy + p->ball_max_speed_y) / (2.0f * p->ball_max_speed_y);
     /* Quirk: unsigned integer division, then conversion to float. */
-    env->obs[6] = (float)(env->score_l / PONG_MAX_SCORE);
-    env->obs[7] = (float)(env->score_r / PONG_MAX_SCORE);
+    env->obs[6] = (float)(env->score_l / p->max_score);
+    env->obs[7] = (float)(env->score_r / p->max_score);
 }
 
+void pong_compute_obs(Pong* env) { compute_obs(env, &env->params); }
+
 /* The original's reset_round. */
-static inline void round_reset(Pong* env) {
-    env->paddle_yl = PONG_HEIGHT / 2.0f - PONG_PADDLE_HEIGHT / 2.0f;
-    env->paddle_yr = PONG_HEIGHT / 2.0f - PONG_PADDLE_HEIGHT / 2.0f;
-    env->ball_x = PONG_WIDTH / 5.0f;
-    env->ball_y = PONG_HEIGHT / 2.0f - PONG_BALL_HEIGHT / 2.0f;
-    env->ball_vx = PONG_BALL_INITIAL_SPEED_X;
+PONG_INLINE void round_reset(Pong* env, const PongParams* p) {
+    env->paddle_yl = p->height / 2.0f - p->paddle_height / 2.0f;
+    env->paddle_yr = p->height / 2.0f - p->paddle_height / 2.0f;
+    env->ball_x = p->width / 5.0f;
+    env->ball_y = p->height / 2.0f - p->ball_height / 2.0f;
+    env->ball_vx = p->ball_initial_speed_x;
     int r = rand_r(&env->rng);
     env->tape_count += 1;
     env->tape_r = r;
     /* (rand() % 2 - 1) * ball_initial_speed_y: an int (0 or -1) times a float. */
-    env->ball_vy = (float)(r % 2 - 1) * PONG_BALL_INITIAL_SPEED_Y;
+    env->ball_vy = (float)(r % 2 - 1) * p->ball_initial_speed_y;
     env->tick = 0;
 }
 
 /* The original's c_reset (also called inside a step at episode end). */
-static inline void game_reset(Pong* env) {
-    round_reset(env);
+PONG_INLINE void game_reset(Pong* env, const PongParams* p) {
+    round_reset(env, p);
     env->score_l = 0;
     env->score_r = 0;
-    pong_compute_obs(env);
+    compute_obs(env, p);
 }
 
-void pong_init(Pong* env, int frameskip, int continuous) {
+/* A point that does not end the episode: the round restarts and the step returns at once.
+ * Under 61f27b3 no observation is computed (the buffer keeps the previous sub-frame's); under
+ * 8e3e754 the serve's observation is. */
+PONG_INLINE void point_reset(Pong* env, const PongParams* p) {
+    round_reset(env, p);
+    if (env->rules == PONG_RULES_8E3E754) {
+        compute_obs(env, p);
+    }
+}
+
+void pong_init(Pong* env, int frameskip, int continuous, int rules, const PongParams* params) {
     memset(env, 0, sizeof(*env));
     env->frameskip = frameskip;
     env->continuous = continuous;
+    env->rules = rules;
+    env->params = *params;
 }
+
+void pong_default_params(PongParams* out) { *out = PONG_DEFAULTS; }
 
 void pong_reset(Pong* env, uint32_t seed) {
     env->rng = seed;
@@ -106,10 +128,10 @@ void pong_reset(Pong* env, uint32_t seed) {
     env->terminal = 0;
     env->tape_count = 0;
     env->tape_r = 0;
-    game_reset(env);
+    game_reset(env, &env->params);
 }
 
-static inline __attribute__((always_inline)) void step_inline(Pong* env, float action) {
+PONG_INLINE void step_inline(Pong* env, const PongParams* p, float action) {
     env->tick += 1;
     env->reward = 0.0f;
     env->terminal = 0;
@@ -130,80 +152,81 @@ static inline __attribute__((always_inline)) void step_inline(Pong* env, float a
         }
     }
 
+    float lo = min_paddle_y(p), hi = max_paddle_y(p);
     for (int i = 0; i < env->frameskip; i++) {
-        env->paddle_yr += PONG_PADDLE_SPEED * dir;
+        env->paddle_yr += p->paddle_speed * dir;
 
         /* Opponent tracks the ball's bottom edge. */
-        float opp_delta = env->ball_y - (env->paddle_yl + PONG_HALF_PADDLE_HEIGHT);
-        opp_delta = clipf(opp_delta, -PONG_PADDLE_SPEED, PONG_PADDLE_SPEED);
+        float opp_delta = env->ball_y - (env->paddle_yl + p->paddle_height / 2.0f);
+        opp_delta = clipf(opp_delta, -p->paddle_speed, p->paddle_speed);
         env->paddle_yl += opp_delta;
 
-        env->paddle_yr = clipf(env->paddle_yr, PONG_MIN_PADDLE_Y, PONG_MAX_PADDLE_Y);
-        env->paddle_yl = clipf(env->paddle_yl, PONG_MIN_PADDLE_Y, PONG_MAX_PADDLE_Y);
+        env->paddle_yr = clipf(env->paddle_yr, lo, hi);
+        env->paddle_yl = clipf(env->paddle_yl, lo, hi);
 
         env->ball_x += env->ball_vx;
         env->ball_y += env->ball_vy;
 
         /* Walls: bounce, no clipping. */
-        if (env->ball_y < 0.0f || env->ball_y + PONG_BALL_HEIGHT > PONG_HEIGHT) {
+        if (env->ball_y < 0.0f || env->ball_y + p->ball_height > p->height) {
             env->ball_vy = -env->ball_vy;
         }
 
         if (env->ball_x < 0.0f) {
-            if (env->ball_y + PONG_BALL_HEIGHT > env->paddle_yl &&
-                env->ball_y < env->paddle_yl + PONG_PADDLE_HEIGHT) {
+            if (env->ball_y + p->ball_height > env->paddle_yl &&
+                env->ball_y < env->paddle_yl + p->paddle_height) {
                 env->ball_vx = -env->ball_vx;
             } else {
                 env->score_r += 1;
                 env->reward = 1.0f;
-                if (env->score_r == PONG_MAX_SCORE) {
+                if (env->score_r == p->max_score) {
                     env->terminal = 1;
-                    game_reset(env);
-                    return;
+                    game_reset(env, p);
                 } else {
-                    round_reset(env);
-                    return; /* stale observation */
+                    point_reset(env, p);
                 }
+                return;
             }
         }
 
-        if (env->ball_x + PONG_BALL_WIDTH > PONG_WIDTH) {
-            if (env->ball_y + PONG_BALL_HEIGHT > env->paddle_yr &&
-                env->ball_y < env->paddle_yr + PONG_PADDLE_HEIGHT) {
+        if (env->ball_x + p->ball_width > p->width) {
+            if (env->ball_y + p->ball_height > env->paddle_yr &&
+                env->ball_y < env->paddle_yr + p->paddle_height) {
                 env->ball_vx = -env->ball_vx;
-                env->reward = 0.1f;
-                env->ball_vy += PONG_BALL_SPEED_Y_INCREMENT * dir;
-                env->ball_vy = clipf(env->ball_vy, -PONG_BALL_MAX_SPEED_Y, PONG_BALL_MAX_SPEED_Y);
+                if (env->rules == PONG_RULES_61F27B3) {
+                    env->reward = 0.1f; /* 8e3e754 dropped the reward for a return */
+                }
+                env->ball_vy += p->ball_speed_y_increment * dir;
+                env->ball_vy = clipf(env->ball_vy, -p->ball_max_speed_y, p->ball_max_speed_y);
                 /* The original compares the float against the DOUBLE 0.01; for a float x,
                  * x < 0.01 (double) is the same as x <= 0.01f. Kept as in the original. */
                 if ((double)fabsf(env->ball_vy) < 0.01) {
-                    env->ball_vy = PONG_BALL_SPEED_Y_INCREMENT;
+                    env->ball_vy = p->ball_speed_y_increment;
                 }
             } else {
                 env->score_l += 1;
                 env->reward = -1.0f;
-                if (env->score_l == PONG_MAX_SCORE) {
+                if (env->score_l == p->max_score) {
                     env->terminal = 1;
-                    game_reset(env);
-                    return;
+                    game_reset(env, p);
                 } else {
-                    round_reset(env);
-                    return; /* stale observation */
+                    point_reset(env, p);
                 }
+                return;
             }
             /* Clip the ball, only after a hit on the agent's paddle. */
-            env->ball_x = clipf(env->ball_x, 0.0f, PONG_WIDTH - PONG_BALL_WIDTH);
-            env->ball_y = clipf(env->ball_y, 0.0f, PONG_HEIGHT - PONG_BALL_HEIGHT);
+            env->ball_x = clipf(env->ball_x, 0.0f, p->width - p->ball_width);
+            env->ball_y = clipf(env->ball_y, 0.0f, p->height - p->ball_height);
         }
-        pong_compute_obs(env);
+        compute_obs(env, p);
     }
 }
 
-void pong_step(Pong* env, float action) { step_inline(env, action); }
+void pong_step(Pong* env, float action) { step_inline(env, &env->params, action); }
 
 void pong_step_many(Pong* envs, int n, const float* actions) {
     for (int i = 0; i < n; i++) {
-        step_inline(&envs[i], actions[i]);
+        step_inline(&envs[i], &envs[i].params, actions[i]);
     }
 }
 
@@ -239,7 +262,7 @@ static void* bench_thread(void* arg) {
     bytes = (bytes + 63) / 64 * 64;
     Pong* envs = (Pong*)aligned_alloc(64, bytes);
     for (int i = 0; i < n; i++) {
-        pong_init(&envs[i], chunk->frameskip, 0);
+        pong_init(&envs[i], chunk->frameskip, 0, PONG_RULES_61F27B3, &PONG_DEFAULTS);
         pong_reset(&envs[i], chunk->seed + (uint32_t)(chunk->first_env + i));
     }
     uint32_t x = chunk->seed * 2654435761u + (uint32_t)chunk->first_env * 97u + 1u;
@@ -258,7 +281,7 @@ static void* bench_thread(void* arg) {
             x ^= x >> 17;
             x ^= x << 5;
             float action = (float)(uint32_t)(((uint64_t)x * 3u) >> 32);
-            step_inline(&envs[i], action);
+            step_inline(&envs[i], &PONG_DEFAULTS, action);
             reward_sum += envs[i].reward;
         }
     }

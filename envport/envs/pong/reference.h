@@ -5,6 +5,14 @@
 #pragma once
 #include <stdint.h>
 
+/* The game constants (PufferLib's Pong struct fields of the same names). */
+typedef struct {
+    float width, height, paddle_width, paddle_height, ball_width, ball_height;
+    float paddle_speed, ball_initial_speed_x, ball_initial_speed_y, ball_speed_y_increment;
+    float ball_max_speed_y;
+    uint32_t max_score;
+} PongParams;
+
 typedef struct {
     float paddle_yl, paddle_yr, ball_x, ball_y, ball_vx, ball_vy;
     uint32_t score_l, score_r;
@@ -17,11 +25,15 @@ typedef struct {
     int32_t tape_r;
     int32_t frameskip;
     int32_t continuous;
+    int32_t rules; /* 0: PufferLib commit 61f27b3, 1: commit 8e3e754 (see README.md) */
+    PongParams params;
 } Pong;
 
-void pong_init(Pong* env, int frameskip, int continuous);
+void pong_init(Pong* env, int frameskip, int continuous, int rules, const PongParams* params);
 void pong_reset(Pong* env, uint32_t seed);
 void pong_step(Pong* env, float action);
 void pong_compute_obs(Pong* env);
 void pong_step_many(Pong* envs, int n, const float* actions);
+void pong_default_params(PongParams* out);
+/* Steps the default game (compile-time constants), discrete actions, rules 61f27b3. */
 double pong_bench(int num_envs, int64_t steps_per_env, int threads, int frameskip, uint32_t seed);

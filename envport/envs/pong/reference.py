@@ -2,13 +2,14 @@
 
 :class:`PongReference` exposes ONE C environment through :class:`envport.core.reference.Reference`.
 Randomness follows PufferLib 4.0: a per-environment ``rand_r`` state (``rng``), drawn once per
-round reset; :meth:`PongReference.tape` reports the draw of the last step.
+round reset; :meth:`PongReference.tape` reports the draw of the last step. The rule book
+(``rules``: PufferLib commit 61f27b3 or 8e3e754) and the game constants (``params``) are chosen
+at construction, as in ``Pong(...)``.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -16,6 +17,13 @@ from typing import Any
 import numpy as np
 
 from envport.core.reference import RefState
+from envport.envs.pong.params import (
+    DEFAULT_RULES,
+    PARAM_DEFAULTS,
+    RULES,
+    check_mode,
+    check_params,
+)
 
 
 class PongReferenceUnavailable(ImportError):
@@ -45,19 +53,21 @@ STATE_DTYPES: dict[str, type[np.generic]] = {
 
 
 class PongReference:
-    """One C Pong environment (frameskip 1 and discrete actions by default)."""
+    """One C Pong environment (frameskip 1, discrete actions, rules 61f27b3 by default).
 
-    def __init__(self, frameskip: int = 1, continuous: bool = False) -> None:
-        if isinstance(frameskip, bool) or not isinstance(frameskip, numbers.Integral):
-            raise ValueError(f"frameskip must be an int >= 1, got {frameskip!r}")
-        if frameskip < 1:
-            raise ValueError(f"frameskip must be >= 1, got {frameskip}")
+    ``params`` overrides game constants (``width`` ... ``max_score``, as ``Pong(...)`` takes
+    them); the C game reads them as float32 (``max_score`` as unsigned int).
+    """
+
+    def __init__(self, frameskip: int = 1, continuous: bool = False,
+                 rules: str = DEFAULT_RULES, params: Mapping[str, Any] | None = None) -> None:
+        self.frameskip, self.continuous, self.rules = check_mode(frameskip, continuous, rules)
+        self.params = check_params(params or {})
         mod = _load()
         self._ffi, self._lib = mod.ffi, mod.lib
-        self.frameskip = int(frameskip)
-        self.continuous = bool(continuous)
         self._env = self._ffi.new("Pong*")
-        self._lib.pong_init(self._env, self.frameskip, int(self.continuous))
+        self._lib.pong_init(self._env, self.frameskip, int(self.continuous),
+                            RULES.index(self.rules), c_params(self._ffi, self.params))
         self._reset_done = False
 
     def _obs(self) -> np.ndarray:
@@ -91,7 +101,7 @@ class PongReference:
 
     def reset(self, seed: int) -> np.ndarray:
         """Reset with ``rng = seed`` (a uint32); consumes one draw for the round reset."""
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
             raise ValueError(f"seed must be an int, got {seed!r}")
         if not 0 <= int(seed) < 2**32:
             raise ValueError(f"seed must fit in an unsigned 32-bit int, got {seed}")
@@ -147,11 +157,18 @@ class PongReference:
         return {"count": np.int32(self._env.tape_count), "r": np.int32(self._env.tape_r)}
 
 
+def c_params(ffi: Any, params: Mapping[str, float | int] = PARAM_DEFAULTS) -> Any:
+    """A C ``PongParams*`` holding ``params`` (already checked by ``check_params``)."""
+    return ffi.new("PongParams*", dict(params))
+
+
 def c_throughput(batch_sizes: list[int], steps: int, frameskip: int = 1) -> list[dict]:
     """Agent-steps per second of the C reference, for 1 and ``os.cpu_count()`` threads.
 
     Each run steps ``n`` environments ``steps`` times with random discrete actions, split into one
-    contiguous chunk per thread (allocation and reset excluded from the timing).
+    contiguous chunk per thread (allocation and reset excluded from the timing). The game is
+    the default one (rules 61f27b3) with its constants known at compile time, as before they
+    became data: the fastest form of this C, so speed-ups are not flattered.
     """
     lib = _load().lib
     cpus = os.cpu_count() or 1

@@ -21,7 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from envport.core.spaces import Box, Discrete, Space
-from envport.envs.pong.reference import PongReference, _load
+from envport.envs.pong.params import DEFAULT_RULES, MODE_DEFAULTS, PARAM_DEFAULTS, RULES
+from envport.envs.pong.reference import PongReference, _load, c_params
 
 # The C struct's fields as NumPy sees them (offsets are read from cffi, never assumed).
 _FIELDS: tuple[tuple[str, Any], ...] = (
@@ -30,14 +31,25 @@ _FIELDS: tuple[tuple[str, Any], ...] = (
     ("score_l", np.uint32), ("score_r", np.uint32), ("tick", np.int32), ("rng", np.uint32),
     ("obs", (np.float32, (8,))), ("reward", np.float32), ("terminal", np.uint8),
     ("tape_count", np.int32), ("tape_r", np.int32), ("frameskip", np.int32),
-    ("continuous", np.int32),
+    ("continuous", np.int32), ("rules", np.int32), ("params", "PARAMS"),
 )
+
+
+def _params_dtype(ffi: Any) -> np.dtype:
+    """The C ``PongParams`` (floats, then the unsigned max_score), offsets from cffi."""
+    names = [*(k for k in PARAM_DEFAULTS if k != "max_score"), "max_score"]
+    return np.dtype({
+        "names": names,
+        "formats": [np.uint32 if k == "max_score" else np.float32 for k in names],
+        "offsets": [ffi.offsetof("PongParams", k) for k in names],
+        "itemsize": ffi.sizeof("PongParams"),
+    })
 
 
 def _struct_dtype(ffi: Any) -> np.dtype:
     return np.dtype({
         "names": [name for name, _ in _FIELDS],
-        "formats": [fmt for _, fmt in _FIELDS],
+        "formats": [_params_dtype(ffi) if fmt == "PARAMS" else fmt for _, fmt in _FIELDS],
         "offsets": [ffi.offsetof("Pong", name) for name, _ in _FIELDS],
         "itemsize": ffi.sizeof("Pong"),
     })
@@ -56,20 +68,24 @@ class PongVectorReference:
     """``num_envs`` C Pong environments; ``step`` is one ``pong_step_many`` call."""
 
     def __init__(self, num_envs: int, seed: int = 0, frameskip: int = 1,
-                 continuous: bool = False) -> None:
+                 continuous: bool = False, rules: str = DEFAULT_RULES,
+                 params: dict[str, Any] | None = None) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        PongReference(frameskip, continuous)  # the same argument checks as one environment
+        one = PongReference(frameskip, continuous, rules, params)  # the same argument checks
         mod = _load()
         self._ffi, self._lib = mod.ffi, mod.lib
         self.num_envs = num_envs
         self.seed = int(seed)
-        self.frameskip, self.continuous = int(frameskip), bool(continuous)
+        self.frameskip, self.continuous, self.rules = one.frameskip, one.continuous, one.rules
+        self.params = one.params
         self.observation_space: Space = Box(0.0, 1.0, (8,))
         self.action_space: Space = Box(-1.0, 1.0, (1,)) if continuous else Discrete(3)
         self._envs = self._ffi.new("Pong[]", num_envs)
+        c_param = c_params(self._ffi, self.params)
         for i in range(num_envs):
-            self._lib.pong_init(self._envs + i, self.frameskip, int(self.continuous))
+            self._lib.pong_init(self._envs + i, self.frameskip, int(self.continuous),
+                                RULES.index(self.rules), c_param)
         self._view = np.frombuffer(self._ffi.buffer(self._envs), dtype=_struct_dtype(self._ffi))
         self._actions = np.zeros(num_envs, np.float32)  # the float* handed to C
         self._actions_ptr = self._ffi.from_buffer("float[]", self._actions)
@@ -101,18 +117,25 @@ class PongVectorReference:
         size = self._ffi.sizeof(self._envs)
         if len(state) != size:
             raise ValueError(f"state has {len(state)} bytes, this batch needs {size}")
+        # Checked before anything is copied: the raw array also carries the modes and constants.
+        saved = np.frombuffer(state, dtype=self._view.dtype)
+        mine = self._view
+        for name in ("frameskip", "continuous", "rules", "params"):
+            if saved[name].tobytes() != mine[name].tobytes():
+                raise ValueError(f"state was saved by a batch with another {name} "
+                                 "(frameskip/continuous/rules mode or game constants)")
         self._ffi.memmove(self._envs, state, size)
-        if np.any(self._view["frameskip"] != self.frameskip) or np.any(
-                self._view["continuous"] != int(self.continuous)):
-            raise ValueError("state was saved by a batch with another frameskip/continuous mode")
         self._reset_done = True
 
 
 def make(num_envs: int, seed: int = 0, **env_kwargs: Any) -> PongVectorReference:
     """Discovered by ``envport.train.backends.vector_reference("pong", ...)``; ``env_kwargs``
-    are those of ``envport.make("pong", ...)`` that the C reference has (frameskip, continuous)."""
-    unknown = set(env_kwargs) - {"frameskip", "continuous"}
+    are those of ``envport.make("pong", ...)``: the modes (frameskip, continuous, rules) and
+    the game constants (width ... max_score)."""
+    unknown = set(env_kwargs) - set(MODE_DEFAULTS) - set(PARAM_DEFAULTS)
     if unknown:
-        raise ValueError(
-            f"the Pong reference takes frameskip and continuous, got {sorted(unknown)}")
-    return PongVectorReference(num_envs, seed, **env_kwargs)
+        raise ValueError(f"the Pong reference takes {', '.join([*MODE_DEFAULTS, *PARAM_DEFAULTS])}"
+                         f", got {sorted(unknown)}")
+    modes = {k: v for k, v in env_kwargs.items() if k in MODE_DEFAULTS}
+    params = {k: v for k, v in env_kwargs.items() if k in PARAM_DEFAULTS}
+    return PongVectorReference(num_envs, seed, **modes, params=params)
