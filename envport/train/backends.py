@@ -73,9 +73,13 @@ class JaxHostVectorEnv:
     :func:`envport.gym.make_vec`'s jitted, vmapped AutoReset step."""
 
     def __init__(self, name: str, num_envs: int, seed: int = 0, **env_kwargs: Any) -> None:
+        from gymnasium.vector import AutoresetMode
+
         from envport.gym import make_vec
 
-        self._vec = make_vec(name, num_envs, seed, **env_kwargs)
+        # Same-step autoreset: the HostVectorEnv contract (and AutoReset's), not Gymnasium's
+        # NEXT_STEP default.
+        self._vec = make_vec(name, num_envs, seed, AutoresetMode.SAME_STEP, **env_kwargs)
         self.num_envs = num_envs
         self.seed = seed
         env = self._vec.env
@@ -83,11 +87,14 @@ class JaxHostVectorEnv:
         self.action_space = env.action_space(env.default_params())
 
     def reset(self) -> np.ndarray:
-        return self._vec.reset(seed=self.seed)[0]
+        return self._vec.reset(seed=self.seed)[0].astype(self.observation_space.dtype)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         obs, reward, terminated, truncated, _ = self._vec.step(actions)
-        return obs, reward, terminated, truncated
+        # The translation's own dtypes (the Gymnasium view declares the reference's: float64
+        # HalfCheetah observations and rewards).
+        return (obs.astype(self.observation_space.dtype), reward.astype(np.float32),
+                terminated, truncated)
 
     def get_state(self) -> Any:
         return jax.device_get((self._vec._state, jax.random.key_data(self._vec._key)))
