@@ -13,7 +13,7 @@ JAX pytrees (see :func:`pytree_dataclass`); fields marked ``static`` are compile
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, dataclass_transform
 
 import jax
 import jax.numpy as jnp
@@ -25,18 +25,23 @@ S = TypeVar("S")
 P = TypeVar("P")
 
 
-def pytree_dataclass(cls: type) -> type:
+def static_field(default: Any = dataclasses.MISSING) -> Any:
+    """A field that is part of the pytree's structure (hashable, compile-time), not a leaf."""
+    return dataclasses.field(default=default, metadata={"static": True})
+
+
+T = TypeVar("T")
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, static_field))
+def pytree_dataclass(cls: type[T]) -> type[T]:
     """Make ``cls`` a frozen dataclass that JAX treats as a pytree.
 
     Fields declared with ``static_field()`` become part of the tree structure (hashable,
     compile-time), the rest are leaves.
     """
-    cls = dataclasses.dataclass(frozen=True)(cls)
-    return jax.tree_util.register_dataclass(cls)
-
-
-def static_field(default: Any = dataclasses.MISSING) -> Any:
-    return dataclasses.field(default=default, metadata={"static": True})
+    dc = dataclasses.dataclass(frozen=True)(cls)
+    return jax.tree_util.register_dataclass(dc)
 
 
 class StepResult(NamedTuple):

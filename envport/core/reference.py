@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-RefState = dict[str, np.ndarray]
+RefState = dict[str, Any]  # field -> a NumPy array or scalar, in the reference's own dtype
 
 
 @runtime_checkable
