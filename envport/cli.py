@@ -138,7 +138,7 @@ def side_by_side_table(result: dict[str, Any]) -> Table:
         table.add_column(b, justify="right")
     for b in others:
         table.add_column(f"jax/{b}", justify="right")
-    best_rows = {}
+    best_rows: dict[tuple[str, int], dict[str, Any]] = {}
     for row in result["results"]:
         key = (row["backend"], row["batch_size"])
         if key not in best_rows or row["steps_per_second"] > best_rows[key]["steps_per_second"]:

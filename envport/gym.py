@@ -111,6 +111,7 @@ def _halfcheetah_spaces(env: Environment, params: Any
     # HalfCheetah-v5: Box(-inf, inf, (17,) or (18,), float64); actions the ctrlrange, float32.
     shape = env.observation_space(params).shape
     action = env.action_space(params)
+    assert isinstance(action, Box)
     return (gymnasium.spaces.Box(-np.inf, np.inf, shape, np.float64),
             gymnasium.spaces.Box(action.low, action.high, action.shape, np.float32))
 
@@ -238,9 +239,10 @@ class EnvportVectorEnv(VectorEnv):
                 self._env_keys(key)))
 
         self._reset_fn = keyed(reset_one)
-        self._step_fn = keyed({AutoresetMode.SAME_STEP: same_step_one,
-                               AutoresetMode.NEXT_STEP: next_step_one,
-                               AutoresetMode.DISABLED: disabled_one}[mode])
+        steps: dict[AutoresetMode, Callable[..., Any]] = {
+            AutoresetMode.SAME_STEP: same_step_one, AutoresetMode.NEXT_STEP: next_step_one,
+            AutoresetMode.DISABLED: disabled_one}
+        self._step_fn = keyed(steps[mode])
         self._select = jax.jit(lambda mask, new, old: jax.tree_util.tree_map(
             lambda n, o: jnp.where(mask.reshape(mask.shape + (1,) * (n.ndim - 1)), n, o),
             new, old))

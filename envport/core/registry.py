@@ -272,7 +272,7 @@ class EnvSpec:
 
     def declared_modes(self) -> list[dict[str, Any]]:
         """The default mode first, then every other declared mode, as typed option sets."""
-        modes = [{}] + [self.parse_options(m) for m in self.modes if m]
+        modes: list[dict[str, Any]] = [{}] + [self.parse_options(m) for m in self.modes if m]
         return [dict(m) for m in dict.fromkeys(tuple(sorted(m.items())) for m in modes)]
 
 

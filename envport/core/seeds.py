@@ -11,6 +11,7 @@ parts, and different for different run seeds.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 MAX_SEED = 2**63 - 1  # what the command line and the Python API accept
@@ -41,4 +42,4 @@ def derive_seed(seed: int, *path: int) -> int:
 def derive_key(seed: int, *path: int) -> jax.Array:
     """A JAX PRNG key for the part ``path`` of run ``seed``, from 64 bits of the hash."""
     words = _sequence(seed, path).generate_state(2)
-    return jax.random.wrap_key_data(np.asarray(words, np.uint32), impl="threefry2x32")
+    return jax.random.wrap_key_data(jnp.asarray(words, jnp.uint32), impl="threefry2x32")

@@ -29,7 +29,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import flax.linen as nn
 import jax
@@ -161,7 +161,8 @@ class Policy:
 
     def apply(self, params: Params, carry: Array, obs: Array, first: Array
               ) -> tuple[Array, Distribution, Array]:
-        carry, head, value = self.net.apply(params, carry, obs, first)
+        carry, head, value = cast(tuple[Array, Any, Array],
+                                  self.net.apply(params, carry, obs, first))
         if self.net.continuous:
             mean, log_std = head
             return carry, DiagGaussian(mean, log_std), value

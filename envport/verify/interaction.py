@@ -209,6 +209,7 @@ def check_interaction(spec: EnvSpec, states: int = 300, seed: int = 0,
                        baseline, param_sets)
             assert c.expected is not None
             g = step_translation(env, bridge, [c], param_sets)[0]
+        assert c.expected is not None
         diffs = compare_fields(c.expected, g, spec.tolerance_for)
         params_note = "" if c.params is None else f" with params {overrides[c.params]}"
         failures.append(Failure(

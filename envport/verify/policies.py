@@ -28,18 +28,19 @@ class NoveltyPolicy:
         self.visits: Counter[tuple] = Counter()
 
     def __call__(self, obs: np.ndarray, rng: np.random.Generator) -> Any:
-        v = self.spec.verification
-        assert v.random_action is not None and v.state_bins is not None
+        random_action = self.spec.verification.random_action
+        state_bins = self.spec.verification.state_bins
+        assert random_action is not None and state_bins is not None
         here = self.ref.get_state()
         best, best_count = None, None
         for _ in range(self.candidates):
-            action = self.spec.verification.random_action(rng)
+            action = random_action(rng)
             self.ref.step(action)
-            count = self.visits[self.spec.verification.state_bins(self.ref.get_state())]
+            count = self.visits[state_bins(self.ref.get_state())]
             self.ref.set_state(here)
             if best_count is None or count < best_count:
                 best, best_count = action, count
-        self.visits[self.spec.verification.state_bins(here)] += 1
+        self.visits[state_bins(here)] += 1
         return best
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+from gymnasium.wrappers import TimeLimit
 
 from envport.core.reference import RefState
 
@@ -26,7 +28,7 @@ PARAM_ATTRIBUTES = {
 PARAM_NAMES = (*PARAM_ATTRIBUTES, "max_steps")
 
 
-def make_gymnasium_cartpole(params: Mapping[str, Any] | None = None) -> gym.Env:
+def make_gymnasium_cartpole(params: Mapping[str, Any] | None = None) -> TimeLimit:
     """``gym.make("CartPole-v1")`` with envport's params (names as in ``CartPoleParams``).
 
     CartPoleEnv takes no physics arguments, so they are set as attributes after ``make``; its
@@ -42,8 +44,9 @@ def make_gymnasium_cartpole(params: Mapping[str, Any] | None = None) -> gym.Env:
     if int(max_steps) != max_steps or max_steps < 1:
         raise ValueError(f"CartPole max_steps must be a positive integer, got {max_steps!r}")
     env = gym.make("CartPole-v1", max_episode_steps=int(max_steps))
+    assert isinstance(env, TimeLimit)  # the outermost wrapper: its step counter is state
     if params:
-        core = env.unwrapped
+        core = cast(CartPoleEnv, env.unwrapped)
         for name, value in params.items():
             setattr(core, PARAM_ATTRIBUTES[name], float(value))
         core.total_mass = core.masspole + core.masscart
@@ -83,31 +86,37 @@ class CartPoleReference:
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self.env.action_space.contains(action):
             raise ValueError(f"CartPole takes an action in {{0, 1}}, got {action!r}")
-        before = np.abs(np.asarray(self.env.unwrapped.state, np.float64))
+        before = np.abs(np.asarray(self.core.state, np.float64))
         obs, reward, terminated, truncated, info = self.env.step(int(action))
         if self.noise:
-            core = self.env.unwrapped
+            core = self.core
             # Rounding error scales with the update's operands, not only its result: when a
             # velocity crosses zero, x + tau * dx loses ulps of the larger of old and new value.
             scale = np.maximum(np.abs(core.state), before)
             eps = float(np.finfo(np.float32).eps)
             jitter = self.ULPS * eps * scale * self.rng.uniform(-1.0, 1.0, 4)
-            core.state = (core.state + jitter).astype(np.float32).astype(np.float64)
+            core.state = (np.asarray(core.state) + jitter).astype(np.float32).astype(np.float64)
         return obs, float(reward), bool(terminated), bool(truncated), info
 
+    @property
+    def core(self) -> Any:
+        # Any: Gymnasium types CartPoleEnv.state as Optional, and it is set once reset ran.
+        return self.env.unwrapped
+
     def get_state(self) -> RefState:
-        core = self.env.unwrapped
-        s = {k: np.float64(v) for k, v in zip(STATE_FIELDS, core.state, strict=True)}
-        s["time"] = np.int32(self.env._elapsed_steps)  # TimeLimit's counter, outermost wrapper
+        core = self.core
+        s: RefState = {k: np.float64(v) for k, v in zip(STATE_FIELDS, core.state, strict=True)}
+        # TimeLimit's counter, on the outermost wrapper.
+        s["time"] = np.int32(cast(int, self.env._elapsed_steps))
         return s
 
     def set_state(self, state: Mapping[str, np.ndarray]) -> None:
-        core = self.env.unwrapped
+        core = self.core
         if core.state is None:
             self.reset(0)
         core.state = np.array([state[k] for k in STATE_FIELDS], dtype=np.float64)
         core.steps_beyond_terminated = None
-        self.env._elapsed_steps = int(state["time"])
+        self.env._elapsed_steps = int(state["time"])  # type: ignore[assignment]
 
     def tape(self) -> dict[str, np.ndarray]:
         return {}  # CartPole's step draws nothing; only reset is random

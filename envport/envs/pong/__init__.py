@@ -66,7 +66,8 @@ def random_action(rng: np.random.Generator) -> int:
 def continuous_scripted_policy(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The scripted policy's direction as a continuous action, with some noise."""
     direction = {0: 0.0, 1: 1.0, 2: -1.0}[scripted_policy(obs, rng)]
-    return np.clip(np.float32([direction * rng.uniform(0.2, 1.0)]), -1, 1).astype(np.float32)
+    return np.clip(np.array([direction * rng.uniform(0.2, 1.0)], np.float32), -1, 1).astype(
+        np.float32)
 
 
 def continuous_random_action(rng: np.random.Generator) -> np.ndarray:
@@ -107,7 +108,7 @@ def reference_serves(n: int, seed: int, options: Mapping[str, Any] | None = None
         first.append(float(ref.get_state()["ball_vy"]))
         ref.set_state({**ref.get_state(), "ball_x": np.float32(1), "ball_vx": np.float32(-10),
                        "ball_y": np.float32(600), "paddle_yl": np.float32(-35)})
-        ref.step(np.float32([0]) if modes["continuous"] else 0)
+        ref.step(np.zeros(1, np.float32) if modes["continuous"] else 0)
         after.append(float(ref.get_state()["ball_vy"]))
     return {"first_serve_vy": np.asarray(first), "serve_after_point_vy": np.asarray(after)}
 
@@ -147,7 +148,7 @@ def rand_r_component() -> None:
     for i, s in enumerate(seeds):
         ref.reset(int(s))
         want_r, want_state = int(ref.tape()["r"]), int(ref.get_state()["rng"])
-        got = (int(values[i]), int(states[i]), int(lcg3(np.uint32(s))))
+        got = (int(values[i]), int(states[i]), int(lcg3(s)))
         assert got == (want_r, want_state, want_state), (
             f"rand_r({int(s)}): C gives value {want_r}, state {want_state}; JAX gives value "
             f"{got[0]}, state {got[1]}, lcg3 {got[2]}")

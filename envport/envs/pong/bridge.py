@@ -22,4 +22,4 @@ class PongBridge:
 
     def draws(self, tape: Mapping[str, np.ndarray], state: Mapping[str, np.ndarray]) -> PongDraws:
         # A step consumes at most one rand_r value (a point returns at once); with none, unused.
-        return PongDraws(np.int32(tape.get("r", 0)))
+        return PongDraws(jnp.asarray(tape.get("r", 0), jnp.int32))

@@ -14,11 +14,13 @@ float32 (``max_score`` as uint32), in the C reference's order of operations.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from envport.core.api import Array, Environment, StepResult, pytree_dataclass, static_field
 from envport.core.spaces import Box, Discrete, Space
@@ -108,6 +110,10 @@ class PongState:
     rng: Array  # uint32, glibc rand_r state
 
 
+# The fields a sub-frame moves (the rest: scores, tick, rng).
+MOVING = ("paddle_yl", "paddle_yr", "ball_x", "ball_y", "ball_vx", "ball_vy")
+
+
 @pytree_dataclass
 class PongDraws:
     r: Array  # int32, what rand_r returns; only a round reset consumes it
@@ -136,7 +142,9 @@ def compute_once(*flags: Array) -> tuple[Array, ...]:
     (``divide``, which the compiler cannot drop) and unpacked: XLA computes the packed value in
     one loop of its own and the outputs read it. This doubles the throughput on CPU.
     """
-    code = sum(f.astype(jnp.float32) * F32(2**i) for i, f in enumerate(flags))
+    code = flags[0].astype(jnp.float32)
+    for i, f in enumerate(flags[1:], 1):
+        code = code + f.astype(jnp.float32) * F32(2**i)
     bits = divide(code, 1.0).astype(jnp.int32)  # small integers: every step is exact
     return tuple(((bits >> i) & 1) == 1 for i in range(len(flags)))
 
@@ -155,9 +163,9 @@ def rounded(product: Array) -> Array:
     return jnp.where(product != product, F32(0), product)
 
 
-def rand_r(seed: Array) -> tuple[Array, Array]:
+def rand_r(seed: ArrayLike) -> tuple[Array, Array]:
     """glibc's ``rand_r``: three LCG steps folded into 31 bits. Returns (value, next state)."""
-    nxt = seed.astype(jnp.uint32)
+    nxt = jnp.asarray(seed).astype(jnp.uint32)
     out = jnp.zeros_like(nxt)
     for bits in (11, 10, 10):
         nxt = nxt * jnp.uint32(1103515245) + jnp.uint32(12345)
@@ -165,9 +173,9 @@ def rand_r(seed: Array) -> tuple[Array, Array]:
     return out.astype(jnp.int32), nxt
 
 
-def lcg3(seed: Array) -> Array:
+def lcg3(seed: ArrayLike) -> Array:
     """The state after one ``rand_r`` call, without its value."""
-    return (seed.astype(jnp.uint32) * jnp.uint32(2155723957) + jnp.uint32(2802067423))
+    return jnp.asarray(seed).astype(jnp.uint32) * jnp.uint32(2155723957) + jnp.uint32(2802067423)
 
 
 def _fill(like: Array, value: Array) -> Array:
@@ -269,7 +277,7 @@ class Pong(Environment[PongState, PongParams]):
         reward = jnp.zeros((), jnp.float32)
         point_r = point_l = stopped = jnp.zeros((), jnp.bool_)
         # 61f27b3: the observation a point leaves behind is the previous sub-frame's (stale).
-        stale = (pyl, pyr, bx, by, vx, vy)
+        stale: tuple[Array, ...] = (pyl, pyr, bx, by, vx, vy)
         for i in range(p.frameskip):
             before = (pyl, pyr, bx, by, vx, vy)
             n_pyr = pyr + move
@@ -320,15 +328,12 @@ class Pong(Environment[PongState, PongParams]):
         played = PongState(pyl, pyr, bx, by, vx, vy, score_l, score_r, state.tick + 1, state.rng)
         served = self.round_reset(played, draws.r, p)
         zero = jnp.zeros_like(score_l)
-        served = PongState(*(getattr(served, f) for f in (
-            "paddle_yl", "paddle_yr", "ball_x", "ball_y", "ball_vx", "ball_vy")),
-            score_l=jnp.where(terminated, zero, score_l),
-            score_r=jnp.where(terminated, zero, score_r),
-            tick=served.tick, rng=served.rng)
+        served = dataclasses.replace(served, score_l=jnp.where(terminated, zero, score_l),
+                                     score_r=jnp.where(terminated, zero, score_r))
         new_state = jax.tree_util.tree_map(lambda a, b: jnp.where(stopped, a, b), served, played)
         shown = new_state  # 8e3e754: after a point, the serve's observation
         if old_rules:
-            stale_state = PongState(*stale, state.score_l, state.score_r, state.tick, state.rng)
+            stale_state = dataclasses.replace(state, **dict(zip(MOVING, stale, strict=True)))
             shown = jax.tree_util.tree_map(
                 lambda a, b: jnp.where(stopped & ~terminated, a, b), stale_state, new_state)
         obs = self.observation(shown, p)

@@ -32,7 +32,7 @@ class PongReferenceUnavailable(ImportError):
 
 def _load() -> Any:
     try:
-        from envport.envs.pong import _pong_c
+        from envport.envs.pong import _pong_c  # type: ignore[attr-defined]  # built by cffi
     except ImportError as e:
         raise PongReferenceUnavailable(
             "The C reference of Pong (envport.envs.pong._pong_c) is not built. It is compiled at "
@@ -154,7 +154,8 @@ class PongReference:
 
     def tape(self) -> dict[str, np.ndarray]:
         """Draws of the last step (or reset): ``count`` (0 or 1) and ``r``, rand_r's raw value."""
-        return {"count": np.int32(self._env.tape_count), "r": np.int32(self._env.tape_r)}
+        return {"count": np.asarray(self._env.tape_count, np.int32),
+                "r": np.asarray(self._env.tape_r, np.int32)}
 
 
 def c_params(ffi: Any, params: Mapping[str, float | int] = PARAM_DEFAULTS) -> Any:
