@@ -91,7 +91,8 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
             raise ValueError(f"{name} has no peer(s) {', '.join(unknown)}; its peers: "
                              f"{', '.join(spec.benchmark.peers) or 'none'}")
         peer_names = [p for p in spec.benchmark.peers if p in peers]
-    default_sizes = PEER_BATCH_SIZES if spec.benchmark.peers else DEFAULT_BATCH_SIZES
+    default_sizes = spec.benchmark.batch_sizes or (
+        PEER_BATCH_SIZES if spec.benchmark.peers else DEFAULT_BATCH_SIZES)
     jax_sizes = sorted(set(default_sizes if batch_sizes is None else batch_sizes))
     if not jax_sizes or min(jax_sizes) < 1:
         raise ValueError(f"batch sizes must be positive integers, got {batch_sizes}")

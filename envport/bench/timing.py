@@ -142,6 +142,31 @@ def time_rollout(rollout: Callable[..., Any], args: Sequence[Any], steps: int | 
             "compile_seconds": compile_seconds}
 
 
+def time_host(run: Callable[[int], Any], steps: int | None = None,
+              seconds: float = DEFAULT_SECONDS, repeats: int = 3) -> dict[str, Any]:
+    """Time ``run(k)``, a host loop of ``k`` batch steps (a C++ thread pool stepped from Python),
+    the way :func:`time_rollout` times a jitted one: a warm-up step, then with ``steps`` fixed
+    the best of ``repeats`` runs of it, else runs of 1, 8, 64... steps until one takes
+    ``PROBE_SECONDS`` and ``repeats`` runs sized to ``seconds`` in all.
+
+    Returns ``{"steps", "seconds" (the best run), "repeats"}``.
+    """
+    def timed(k: int) -> float:
+        t = time.perf_counter()
+        run(k)
+        return time.perf_counter() - t
+
+    timed(1)
+    if steps is None:
+        k, t = 1, timed(1)
+        while t < PROBE_SECONDS and k < MAX_STEPS:
+            k = min(8 * k, MAX_STEPS)
+            t = timed(k)
+        steps = int(min(MAX_STEPS, max(1, round(seconds / max(1, repeats) * k / t))))
+    times = [timed(steps) for _ in range(max(1, repeats))]
+    return {"steps": steps, "seconds": min(times), "repeats": len(times)}
+
+
 def device_counts_for(batch_size: int, device_counts: Sequence[int]) -> list[int]:
     """The counts this process has devices for and that divide the batch."""
     available = len(jax.devices())
