@@ -69,7 +69,8 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
                   peers: bool | Sequence[str] = True, seconds: float = DEFAULT_SECONDS,
                   reference: bool = True,
                   progress: Callable[[str], None] | None = None,
-                  stall_seconds: float = STALL_SECONDS) -> dict[str, Any]:
+                  stall_seconds: float = STALL_SECONDS, interleave: bool = True
+                  ) -> dict[str, Any]:
     """JAX translation of ``name`` vs its reference's throughput hook and its performance peers
     (``EnvSpec.benchmark.peers``; ``peers=False`` skips them, a list picks some), plus memory
     figures.
@@ -79,7 +80,10 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
     ``REFERENCE_STEPS``. With ``per_core`` (default) the JAX side runs in a child process with
     one device per core (:func:`jax_throughput_per_core`), else in this process on its current
     devices. A peer that is not installed (or whose child fails) is listed in ``skipped`` with
-    the reason, never an error. ``progress`` receives one line per measured row.
+    the reason, never an error; one that fails part-way keeps its rows (``incomplete``) and is
+    not timed at larger batches. ``progress`` receives one line per measured row. With
+    ``interleave`` (default) each batch size is timed on every backend before the next (a child
+    per backend and batch size), else each backend sweeps every size in one child.
     """
     spec = envport.spec(name)
     env = envport.make(name)
@@ -106,48 +110,58 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
 
     load = {"before": load_average()}
     results: list[dict[str, Any]] = []
-    hook = spec.benchmark.reference_throughput
-    if hook is not None and reference:
-        for row in hook(ref_sizes, ref_steps):
-            results.append(row)
-            report(row)
-
-    rss_before = peak_rss_mb()
-    jax_steps = {n: steps for n in jax_sizes}
-    if per_core:
-        rows, jax_rss = jax_throughput_per_core(name, list(jax_steps.items()), seconds=seconds,
-                                                on_row=report, stall_seconds=stall_seconds)
-        results += rows
-    else:
-        for n, s in jax_steps.items():
-            results += jax_throughput(env, [n], s, seconds=seconds, on_row=report)
-        jax_rss = peak_rss_mb()
-
+    hook = spec.benchmark.reference_throughput if reference else None
     skipped: dict[str, str] = {}
     incomplete: dict[str, str] = {}
+    jax_rss = 0.0
     peer_rss = None
-    for peer in peer_names:  # one child per peer: one that stalls loses nothing of the others
-        try:
-            if per_core:
-                rows, rss = peers_throughput_per_core(
-                    name, jax_sizes, [peer], steps, seconds=seconds, on_row=report,
-                    stall_seconds=stall_seconds)
-                peer_rss = max(rss, peer_rss or 0.0)
-            else:
-                rows = peers_throughput(name, jax_sizes, [peer], steps, seconds=seconds,
-                                        on_row=report)
-        except RuntimeError as e:  # the peer crashed or stalled (ChildFailed): keep its rows
-            rows = list(getattr(e, "rows", []))
-            if rows:
-                incomplete[peer] = str(e)
-            else:
-                rows = [{"backend": peer, "error": str(e)}]
-        for r in rows:
-            if "error" in r:
-                skipped[r["backend"]] = r["error"]
-            else:
-                results.append(r)
+    active = list(peer_names)
+    # Interleaved: at each batch size the reference, the translation's child, then each peer's,
+    # so that the rows compared were measured seconds apart (on a shared machine the load drifts
+    # over the minutes a whole sweep takes), at the cost of a child start (~3 s) per backend and
+    # batch size.
+    for sizes in ([n] for n in jax_sizes) if interleave else [jax_sizes]:
+        at = [n for n in sizes if n in ref_sizes]
+        if hook is not None and at:
+            for row in hook(at, ref_steps):
+                results.append(row)
+                report(row)
+        if per_core:
+            rows, rss = jax_throughput_per_core(name, [(n, steps) for n in sizes],
+                                                seconds=seconds, on_row=report,
+                                                stall_seconds=stall_seconds)
+            jax_rss = max(jax_rss, rss)
+            results += rows
+        else:
+            for n in sizes:
+                results += jax_throughput(env, [n], steps, seconds=seconds, on_row=report)
+            jax_rss = peak_rss_mb()
+        for peer in list(active):  # one child per peer: one that stalls loses nothing of others
+            try:
+                if per_core:
+                    rows, rss = peers_throughput_per_core(
+                        name, sizes, [peer], steps, seconds=seconds, on_row=report,
+                        stall_seconds=stall_seconds)
+                    peer_rss = max(rss, peer_rss or 0.0)
+                else:
+                    rows = peers_throughput(name, sizes, [peer], steps, seconds=seconds,
+                                            on_row=report)
+            except RuntimeError as e:  # crashed or stalled (ChildFailed): keep its rows, and
+                rows = list(getattr(e, "rows", []))  # time it at no larger batch
+                active.remove(peer)
+                if rows or any(r["backend"] == peer for r in results):
+                    incomplete[peer] = str(e)
+                else:
+                    rows = [{"backend": peer, "error": str(e)}]
+            for r in rows:
+                if "error" in r:  # not installed: no use trying other sizes
+                    skipped[r["backend"]] = r["error"]
+                    if r["backend"] in active:
+                        active.remove(r["backend"])
+                else:
+                    results.append(r)
     load["after"] = load_average()
+    rss_here = peak_rss_mb()
     largest = max(jax_sizes)
 
     def best(backend: str) -> dict[str, Any]:
@@ -177,9 +191,10 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
         "memory": {
             "batch_size": largest,
             "state_bytes_per_env": state_bytes_per_env(env, largest),
-            # Peak RSS of this process after the reference ran, and of the process that ran
-            # the JAX side (the child with per_core, else this one, reference included).
-            "peak_rss_mb_before_jax": rss_before,
+            # Peak RSS of this process (the reference's; with per_core nothing else runs
+            # here), and of the processes that ran the JAX side (the largest of its children
+            # with per_core, else this one, reference included) and the peers.
+            "peak_rss_mb_before_jax": rss_here,
             "peak_rss_mb": jax_rss,
             "peerspeak_rss_mb": peer_rss,
         },

@@ -96,6 +96,36 @@ def test_host_peer_rows_and_ratios(monkeypatch: pytest.MonkeyPatch) -> None:
     assert result["ratios"]["numpy"]["per_batch"].keys() == {"2", "8"}
     assert result["peers"] == {"numpy": "measured"} and result["skipped"] == {}
     assert sum("numpy" in line for line in lines) == 2  # progress per row, as it is measured
+    # Interleaved: each batch size on every backend before the next size.
+    assert [(r["backend"], r["batch_size"]) for r in result["results"]] == [
+        ("jax", 2), ("numpy", 2), ("jax", 8), ("numpy", 8)]
+
+
+def test_peer_failing_part_way_keeps_its_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[int] = []
+
+    def breaks_at_8() -> peers_mod.HostPeer:
+        inner = numpy_pool()
+
+        def run(batch_sizes: Sequence[int], *args: Any) -> Iterator[dict[str, Any]]:
+            asked.extend(batch_sizes)
+            if 8 in batch_sizes:
+                raise RuntimeError("out of memory at 8")
+            yield from inner.run(batch_sizes, *args)
+
+        return peers_mod.HostPeer(run)
+
+    base = real_spec("cartpole")
+    patched = dataclasses.replace(base, benchmark=dataclasses.replace(
+        base.benchmark, peers={"fragile": breaks_at_8}))
+    monkeypatch.setattr(envport, "spec",
+                        lambda name: patched if name == "cartpole" else real_spec(name))
+    result = run_benchmark("cartpole", batch_sizes=[2, 8, 16], steps=4, per_core=False,
+                           reference=False)
+    assert [r["batch_size"] for r in result["results"] if r["backend"] == "fragile"] == [2]
+    assert "out of memory at 8" in result["incomplete"]["fragile"]
+    assert asked == [2, 8]  # not timed at 16 after failing at 8
+    assert [r["batch_size"] for r in result["results"] if r["backend"] == "jax"] == [2, 8, 16]
 
 
 def test_envpool_cartpole_rows_in_the_child() -> None:
