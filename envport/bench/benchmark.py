@@ -19,9 +19,11 @@ from envport.bench.throughput import jax_throughput, jax_throughput_per_core, st
 from envport.bench.timing import (
     DEFAULT_BATCH_SIZES,
     DEFAULT_SECONDS,
+    FIXED_REPEATS,
     PEER_BATCH_SIZES,
     REFERENCE_MAX_BATCH,
     REFERENCE_STEPS,
+    SIZED_REPEATS,
     STALL_SECONDS,
     load_average,
     peak_rss_mb,
@@ -69,21 +71,23 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
                   peers: bool | Sequence[str] = True, seconds: float = DEFAULT_SECONDS,
                   reference: bool = True,
                   progress: Callable[[str], None] | None = None,
-                  stall_seconds: float = STALL_SECONDS, interleave: bool = True
-                  ) -> dict[str, Any]:
+                  stall_seconds: float = STALL_SECONDS, interleave: bool = True,
+                  repeats: int | None = None) -> dict[str, Any]:
     """JAX translation of ``name`` vs its reference's throughput hook and its performance peers
     (``EnvSpec.benchmark.peers``; ``peers=False`` skips them, a list picks some), plus memory
     figures.
 
     ``steps`` fixes the run length (JAX and peers) and the env-steps per batch size (reference);
     by default runs are sized to about ``seconds`` per measurement and the reference hook gets
-    ``REFERENCE_STEPS``. With ``per_core`` (default) the JAX side runs in a child process with
-    one device per core (:func:`jax_throughput_per_core`), else in this process on its current
-    devices. A peer that is not installed (or whose child fails) is listed in ``skipped`` with
-    the reason, never an error; one that fails part-way keeps its rows (``incomplete``) and is
-    not timed at larger batches. ``progress`` receives one line per measured row. With
-    ``interleave`` (default) each batch size is timed on every backend before the next (a child
-    per backend and batch size), else each backend sweeps every size in one child.
+    ``REFERENCE_STEPS``; each JAX and peer measurement is the best of ``repeats`` runs (default
+    ``SIZED_REPEATS`` sized by time, ``FIXED_REPEATS`` with ``steps``). With ``per_core``
+    (default) the JAX side runs in a child process with one device per core
+    (:func:`jax_throughput_per_core`), else in this process on its current devices. A peer that
+    is not installed (or whose child fails) is listed in ``skipped`` with the reason, never an
+    error; one that fails part-way keeps its rows (``incomplete``) and is not timed at larger
+    batches. ``progress`` receives one line per measured row. With ``interleave`` (default) each
+    batch size is timed on every backend before the next (a child per backend and batch size),
+    else each backend sweeps every size in one child.
     """
     spec = envport.spec(name)
     env = envport.make(name)
@@ -102,6 +106,10 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
         raise ValueError(f"batch sizes must be positive integers, got {batch_sizes}")
     ref_sizes = [n for n in jax_sizes if n <= REFERENCE_MAX_BATCH] or [min(jax_sizes)]
     ref_steps = REFERENCE_STEPS if steps is None else steps
+    if repeats is None:
+        repeats = SIZED_REPEATS if steps is None else FIXED_REPEATS
+    if repeats < 1:
+        raise ValueError(f"repeats must be positive, got {repeats}")
 
     def report(row: dict[str, Any]) -> None:
         if progress is not None:
@@ -127,25 +135,26 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
                 results.append(row)
                 report(row)
         if per_core:
-            rows, rss = jax_throughput_per_core(name, [(n, steps) for n in sizes],
+            rows, rss = jax_throughput_per_core(name, [(n, steps) for n in sizes], repeats,
                                                 seconds=seconds, on_row=report,
                                                 stall_seconds=stall_seconds)
             jax_rss = max(jax_rss, rss)
             results += rows
         else:
             for n in sizes:
-                results += jax_throughput(env, [n], steps, seconds=seconds, on_row=report)
+                results += jax_throughput(env, [n], steps, repeats, seconds=seconds,
+                                          on_row=report)
             jax_rss = peak_rss_mb()
         for peer in list(active):  # one child per peer: one that stalls loses nothing of others
             try:
                 if per_core:
                     rows, rss = peers_throughput_per_core(
-                        name, sizes, [peer], steps, seconds=seconds, on_row=report,
+                        name, sizes, [peer], steps, repeats, seconds=seconds, on_row=report,
                         stall_seconds=stall_seconds)
                     peer_rss = max(rss, peer_rss or 0.0)
                 else:
-                    rows = peers_throughput(name, sizes, [peer], steps, seconds=seconds,
-                                            on_row=report)
+                    rows = peers_throughput(name, sizes, [peer], steps, repeats,
+                                            seconds=seconds, on_row=report)
             except RuntimeError as e:  # crashed or stalled (ChildFailed): keep its rows, and
                 rows = list(getattr(e, "rows", []))  # time it at no larger batch
                 active.remove(peer)
@@ -187,7 +196,8 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
         "machine": {"cores": os.cpu_count(), "jax_backend": jax.default_backend(),
                     "jax_version": jax.__version__, "load_average": load},
         # steps None: each JAX/peer row's own "steps" was sized to ~seconds of timed runs.
-        "steps": {"reference": ref_steps, "jax": steps, "seconds_per_measurement": seconds},
+        "steps": {"reference": ref_steps, "jax": steps, "seconds_per_measurement": seconds,
+                  "repeats": repeats},
         "memory": {
             "batch_size": largest,
             "state_bytes_per_env": state_bytes_per_env(env, largest),
