@@ -85,9 +85,9 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
     (:func:`jax_throughput_per_core`), else in this process on its current devices. A peer that
     is not installed (or whose child fails) is listed in ``skipped`` with the reason, never an
     error; one that fails part-way keeps its rows (``incomplete``) and is not timed at larger
-    batches. ``progress`` receives one line per measured row. With ``interleave`` (default) each
-    batch size is timed on every backend before the next (a child per backend and batch size),
-    else each backend sweeps every size in one child.
+    batches. ``progress`` receives one line per measured row. The reference runs first; then with
+    ``interleave`` (default) each batch size is timed on the translation and every peer before
+    the next (a child per backend and batch size), else each sweeps every size in one child.
     """
     spec = envport.spec(name)
     env = envport.make(name)
@@ -118,22 +118,22 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
 
     load = {"before": load_average()}
     results: list[dict[str, Any]] = []
-    hook = spec.benchmark.reference_throughput if reference else None
+    hook = spec.benchmark.reference_throughput
+    if hook is not None and reference:
+        # One call for every size: a hook may add rows of its own (CartPole's Python loop at
+        # batch 1) and set up per call.
+        for row in hook(ref_sizes, ref_steps):
+            results.append(row)
+            report(row)
     skipped: dict[str, str] = {}
     incomplete: dict[str, str] = {}
     jax_rss = 0.0
     peer_rss = None
     active = list(peer_names)
-    # Interleaved: at each batch size the reference, the translation's child, then each peer's,
-    # so that the rows compared were measured seconds apart (on a shared machine the load drifts
-    # over the minutes a whole sweep takes), at the cost of a child start (~3 s) per backend and
-    # batch size.
+    # Interleaved: at each batch size the translation's child, then each peer's, so that the rows
+    # compared were measured seconds apart (on a shared machine the load drifts over the minutes
+    # a whole sweep takes), at the cost of a child start (~3 s) per backend and batch size.
     for sizes in ([n] for n in jax_sizes) if interleave else [jax_sizes]:
-        at = [n for n in sizes if n in ref_sizes]
-        if hook is not None and at:
-            for row in hook(at, ref_steps):
-                results.append(row)
-                report(row)
         if per_core:
             rows, rss = jax_throughput_per_core(name, [(n, steps) for n in sizes], repeats,
                                                 seconds=seconds, on_row=report,
