@@ -120,6 +120,8 @@ def _short_mode(row: dict[str, Any]) -> str:
     mode = row.get("mode", "")
     if row["backend"] == "reference":
         return next((w for w in ("loop", "async", "vector", "thread", "C") if w in mode), "")
+    if "threads" in row:  # a host peer (EnvPool): its own thread pool
+        return f"{row['threads']} thr"
     return f"{row.get('devices', 1)} dev"
 
 

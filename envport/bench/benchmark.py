@@ -19,9 +19,11 @@ from envport.bench.throughput import jax_throughput, jax_throughput_per_core, st
 from envport.bench.timing import (
     DEFAULT_BATCH_SIZES,
     DEFAULT_SECONDS,
+    FIXED_REPEATS,
     PEER_BATCH_SIZES,
     REFERENCE_MAX_BATCH,
     REFERENCE_STEPS,
+    SIZED_REPEATS,
     STALL_SECONDS,
     load_average,
     peak_rss_mb,
@@ -69,17 +71,23 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
                   peers: bool | Sequence[str] = True, seconds: float = DEFAULT_SECONDS,
                   reference: bool = True,
                   progress: Callable[[str], None] | None = None,
-                  stall_seconds: float = STALL_SECONDS) -> dict[str, Any]:
+                  stall_seconds: float = STALL_SECONDS, interleave: bool = True,
+                  repeats: int | None = None) -> dict[str, Any]:
     """JAX translation of ``name`` vs its reference's throughput hook and its performance peers
     (``EnvSpec.benchmark.peers``; ``peers=False`` skips them, a list picks some), plus memory
     figures.
 
     ``steps`` fixes the run length (JAX and peers) and the env-steps per batch size (reference);
     by default runs are sized to about ``seconds`` per measurement and the reference hook gets
-    ``REFERENCE_STEPS``. With ``per_core`` (default) the JAX side runs in a child process with
-    one device per core (:func:`jax_throughput_per_core`), else in this process on its current
-    devices. A peer that is not installed (or whose child fails) is listed in ``skipped`` with
-    the reason, never an error. ``progress`` receives one line per measured row.
+    ``REFERENCE_STEPS``; each JAX and peer measurement is the best of ``repeats`` runs (default
+    ``SIZED_REPEATS`` sized by time, ``FIXED_REPEATS`` with ``steps``). With ``per_core``
+    (default) the JAX side runs in a child process with one device per core
+    (:func:`jax_throughput_per_core`), else in this process on its current devices. A peer that
+    is not installed (or whose child fails) is listed in ``skipped`` with the reason, never an
+    error; one that fails part-way keeps its rows (``incomplete``) and is not timed at larger
+    batches. ``progress`` receives one line per measured row. The reference runs first; then with
+    ``interleave`` (default) each batch size is timed on the translation and every peer before
+    the next (a child per backend and batch size), else each sweeps every size in one child.
     """
     spec = envport.spec(name)
     env = envport.make(name)
@@ -91,12 +99,17 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
             raise ValueError(f"{name} has no peer(s) {', '.join(unknown)}; its peers: "
                              f"{', '.join(spec.benchmark.peers) or 'none'}")
         peer_names = [p for p in spec.benchmark.peers if p in peers]
-    default_sizes = PEER_BATCH_SIZES if spec.benchmark.peers else DEFAULT_BATCH_SIZES
+    default_sizes = spec.benchmark.batch_sizes or (
+        PEER_BATCH_SIZES if spec.benchmark.peers else DEFAULT_BATCH_SIZES)
     jax_sizes = sorted(set(default_sizes if batch_sizes is None else batch_sizes))
     if not jax_sizes or min(jax_sizes) < 1:
         raise ValueError(f"batch sizes must be positive integers, got {batch_sizes}")
     ref_sizes = [n for n in jax_sizes if n <= REFERENCE_MAX_BATCH] or [min(jax_sizes)]
     ref_steps = REFERENCE_STEPS if steps is None else steps
+    if repeats is None:
+        repeats = SIZED_REPEATS if steps is None else FIXED_REPEATS
+    if repeats < 1:
+        raise ValueError(f"repeats must be positive, got {repeats}")
 
     def report(row: dict[str, Any]) -> None:
         if progress is not None:
@@ -107,46 +120,57 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
     results: list[dict[str, Any]] = []
     hook = spec.benchmark.reference_throughput
     if hook is not None and reference:
+        # One call for every size: a hook may add rows of its own (CartPole's Python loop at
+        # batch 1) and set up per call.
         for row in hook(ref_sizes, ref_steps):
             results.append(row)
             report(row)
-
-    rss_before = peak_rss_mb()
-    jax_steps = {n: steps for n in jax_sizes}
-    if per_core:
-        rows, jax_rss = jax_throughput_per_core(name, list(jax_steps.items()), seconds=seconds,
-                                                on_row=report, stall_seconds=stall_seconds)
-        results += rows
-    else:
-        for n, s in jax_steps.items():
-            results += jax_throughput(env, [n], s, seconds=seconds, on_row=report)
-        jax_rss = peak_rss_mb()
-
     skipped: dict[str, str] = {}
     incomplete: dict[str, str] = {}
+    jax_rss = 0.0
     peer_rss = None
-    for peer in peer_names:  # one child per peer: one that stalls loses nothing of the others
-        try:
-            if per_core:
-                rows, rss = peers_throughput_per_core(
-                    name, jax_sizes, [peer], steps, seconds=seconds, on_row=report,
-                    stall_seconds=stall_seconds)
-                peer_rss = max(rss, peer_rss or 0.0)
-            else:
-                rows = peers_throughput(name, jax_sizes, [peer], steps, seconds=seconds,
-                                        on_row=report)
-        except RuntimeError as e:  # the peer crashed or stalled (ChildFailed): keep its rows
-            rows = list(getattr(e, "rows", []))
-            if rows:
-                incomplete[peer] = str(e)
-            else:
-                rows = [{"backend": peer, "error": str(e)}]
-        for r in rows:
-            if "error" in r:
-                skipped[r["backend"]] = r["error"]
-            else:
-                results.append(r)
+    active = list(peer_names)
+    # Interleaved: at each batch size the translation's child, then each peer's, so that the rows
+    # compared were measured seconds apart (on a shared machine the load drifts over the minutes
+    # a whole sweep takes), at the cost of a child start (~3 s) per backend and batch size.
+    for sizes in ([n] for n in jax_sizes) if interleave else [jax_sizes]:
+        if per_core:
+            rows, rss = jax_throughput_per_core(name, [(n, steps) for n in sizes], repeats,
+                                                seconds=seconds, on_row=report,
+                                                stall_seconds=stall_seconds)
+            jax_rss = max(jax_rss, rss)
+            results += rows
+        else:
+            for n in sizes:
+                results += jax_throughput(env, [n], steps, repeats, seconds=seconds,
+                                          on_row=report)
+            jax_rss = peak_rss_mb()
+        for peer in list(active):  # one child per peer: one that stalls loses nothing of others
+            try:
+                if per_core:
+                    rows, rss = peers_throughput_per_core(
+                        name, sizes, [peer], steps, repeats, seconds=seconds, on_row=report,
+                        stall_seconds=stall_seconds)
+                    peer_rss = max(rss, peer_rss or 0.0)
+                else:
+                    rows = peers_throughput(name, sizes, [peer], steps, repeats,
+                                            seconds=seconds, on_row=report)
+            except RuntimeError as e:  # crashed or stalled (ChildFailed): keep its rows, and
+                rows = list(getattr(e, "rows", []))  # time it at no larger batch
+                active.remove(peer)
+                if rows or any(r["backend"] == peer for r in results):
+                    incomplete[peer] = str(e)
+                else:
+                    rows = [{"backend": peer, "error": str(e)}]
+            for r in rows:
+                if "error" in r:  # not installed: no use trying other sizes
+                    skipped[r["backend"]] = r["error"]
+                    if r["backend"] in active:
+                        active.remove(r["backend"])
+                else:
+                    results.append(r)
     load["after"] = load_average()
+    rss_here = peak_rss_mb()
     largest = max(jax_sizes)
 
     def best(backend: str) -> dict[str, Any]:
@@ -172,13 +196,15 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
         "machine": {"cores": os.cpu_count(), "jax_backend": jax.default_backend(),
                     "jax_version": jax.__version__, "load_average": load},
         # steps None: each JAX/peer row's own "steps" was sized to ~seconds of timed runs.
-        "steps": {"reference": ref_steps, "jax": steps, "seconds_per_measurement": seconds},
+        "steps": {"reference": ref_steps, "jax": steps, "seconds_per_measurement": seconds,
+                  "repeats": repeats},
         "memory": {
             "batch_size": largest,
             "state_bytes_per_env": state_bytes_per_env(env, largest),
-            # Peak RSS of this process after the reference ran, and of the process that ran
-            # the JAX side (the child with per_core, else this one, reference included).
-            "peak_rss_mb_before_jax": rss_before,
+            # Peak RSS of this process (the reference's; with per_core nothing else runs
+            # here), and of the processes that ran the JAX side (the largest of its children
+            # with per_core, else this one, reference included) and the peers.
+            "peak_rss_mb_before_jax": rss_here,
             "peak_rss_mb": jax_rss,
             "peerspeak_rss_mb": peer_rss,
         },

@@ -12,7 +12,8 @@ matplotlib.use("Agg")  # headless: benchmarks run on servers and in CI
 
 import matplotlib.pyplot as plt  # after use("Agg"), so pyplot never picks a GUI
 
-COLORS = {"jax": "tab:blue", "reference": "tab:orange", "mjx": "tab:green", "brax": "tab:red"}
+COLORS = {"jax": "tab:blue", "reference": "tab:orange", "mjx": "tab:green", "brax": "tab:red",
+          "gymnax": "tab:purple", "envpool": "tab:brown"}
 STYLES = ("-", "--", ":", "-.")
 
 

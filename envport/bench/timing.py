@@ -33,6 +33,14 @@ DEFAULT_BATCH_SIZES: tuple[int, ...] = tuple(4**i for i in range(9))
 PEER_BATCH_SIZES: tuple[int, ...] = (1, 8, 64, 512, 1024, 4096, 8192)
 # Timed seconds per measurement (all repeats together) when ``steps`` is not fixed.
 DEFAULT_SECONDS = 2.0
+# Timed runs per measurement in ``envport bench`` (the best is kept). Sized by time: 10 runs of
+# ~seconds/10. On the shared 2-core machine a co-tenant halves a run's speed for seconds at a
+# time; timing the translation and gymnax's CartPole alternately in one process at batch 4,096
+# and 65,536 (1 device, 4 pairs each), their ratio spread over 0.62-1.46 with the best of 3 runs
+# of 0.67 s, and over 0.97-1.11 (one pair of 8 at 0.51) with the best of 10 runs of 0.2 s.
+SIZED_REPEATS = 10
+# With the steps per run fixed (``--steps``), each run is as long as asked: the best of 3.
+FIXED_REPEATS = 3
 # Probing for the length of a run: grow it 8x until one run takes this long.
 PROBE_SECONDS = 0.05
 MAX_STEPS = 1_000_000
@@ -140,6 +148,31 @@ def time_rollout(rollout: Callable[..., Any], args: Sequence[Any], steps: int | 
         times = [run(seed + r + 1, steps) for r in range(max(1, repeats))]
     return {"steps": steps, "seconds": min(times), "repeats": len(times),
             "compile_seconds": compile_seconds}
+
+
+def time_host(run: Callable[[int], Any], steps: int | None = None,
+              seconds: float = DEFAULT_SECONDS, repeats: int = 3) -> dict[str, Any]:
+    """Time ``run(k)``, a host loop of ``k`` batch steps (a C++ thread pool stepped from Python),
+    the way :func:`time_rollout` times a jitted one: a warm-up step, then with ``steps`` fixed
+    the best of ``repeats`` runs of it, else runs of 1, 8, 64... steps until one takes
+    ``PROBE_SECONDS`` and ``repeats`` runs sized to ``seconds`` in all.
+
+    Returns ``{"steps", "seconds" (the best run), "repeats"}``.
+    """
+    def timed(k: int) -> float:
+        t = time.perf_counter()
+        run(k)
+        return time.perf_counter() - t
+
+    timed(1)
+    if steps is None:
+        k, t = 1, timed(1)
+        while t < PROBE_SECONDS and k < MAX_STEPS:
+            k = min(8 * k, MAX_STEPS)
+            t = timed(k)
+        steps = int(min(MAX_STEPS, max(1, round(seconds / max(1, repeats) * k / t))))
+    times = [timed(steps) for _ in range(max(1, repeats))]
+    return {"steps": steps, "seconds": min(times), "repeats": len(times)}
 
 
 def device_counts_for(batch_size: int, device_counts: Sequence[int]) -> list[int]:

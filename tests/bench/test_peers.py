@@ -24,7 +24,7 @@ from envport.bench.timing import time_rollout
 from envport.cli import main
 from envport.core.registry import spec as real_spec
 
-BACKENDS = {"reference", "mjx", "brax", "jax"}
+BACKENDS = {"reference", "mjx", "brax", "envpool", "jax"}
 
 
 def toy_peer():
@@ -114,16 +114,16 @@ def test_run_benchmark_with_peers_json_shape_and_plot(tmp_path: Path) -> None:
     assert path.read_bytes().startswith(b"\x89PNG")
 
 
-def test_halfcheetah_names_its_peers() -> None:
-    assert list(real_spec("halfcheetah").benchmark.peers) == ["mjx", "brax"]
-    assert real_spec("cartpole").benchmark.peers == {}
+def test_environments_name_their_peers() -> None:
+    assert list(real_spec("halfcheetah").benchmark.peers) == ["mjx", "brax", "envpool"]
+    assert list(real_spec("cartpole").benchmark.peers) == ["gymnax", "envpool"]
 
 
 def test_cli_bench_no_peers_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "bench.json"
     plot = tmp_path / "bench.png"
     assert main(["bench", "cartpole", "--batch-sizes", "2", "--steps", "4", "--json", str(out),
-                 "--plot", str(plot)]) == 0
+                 "--plot", str(plot), "--no-peers"]) == 0
     result = json.loads(out.read_text())
     assert {r["backend"] for r in result["results"]} == {"reference", "jax"}
     assert result["ratios"]["reference"]["best"] > 0

@@ -60,7 +60,7 @@ def test_state_bytes_per_env() -> None:
 
 
 def test_run_benchmark_and_plot(tmp_path: Path) -> None:
-    result = run_benchmark("cartpole", batch_sizes=[2], steps=8)
+    result = run_benchmark("cartpole", batch_sizes=[2], steps=8, peers=False)
     assert result["env"] == "cartpole"
     backends = {r["backend"] for r in result["results"]}
     assert backends == {"jax", "reference"}

@@ -146,7 +146,13 @@ SPEC = EnvSpec(
         sample_translation_events=translation_resets,
         equivalent_mutants=lazy("envport.envs.cartpole.mutants:known_equivalent"),
     ),
-    benchmark=Benchmark(reference_throughput=_throughput),
+    # Performance peers (speed only, never references): gymnax's JAX CartPole and EnvPool's
+    # C++ one, from batch 1 to 65,536 (Gymnasium's vector env up to 4,096).
+    benchmark=Benchmark(
+        reference_throughput=_throughput,
+        peers={"gymnax": lazy("envport.bench.peers:gymnax_cartpole"),
+               "envpool": lazy("envport.bench.peers:envpool_cartpole")},
+        batch_sizes=(1, 64, 1024, 4096, 16384, 65536)),
     training=Training(
         ppo=PPO, margin=25.0, margin_note=MARGIN_NOTE,
         make_vector_reference=lazy("envport.envs.cartpole.vector_reference:make"),

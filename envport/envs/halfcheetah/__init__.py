@@ -165,7 +165,8 @@ def _throughput(batch_sizes: list[int], steps: int) -> list[dict[str, Any]]:
 
 
 # Performance peers for ``envport bench halfcheetah`` (speed only, never references).
-_PEERS = {"mjx": lazy("envport.bench.peers:mjx_env"), "brax": lazy("envport.bench.peers:brax_env")}
+_PEERS = {"mjx": lazy("envport.bench.peers:mjx_env"), "brax": lazy("envport.bench.peers:brax_env"),
+          "envpool": lazy("envport.bench.peers:envpool_halfcheetah")}
 
 
 # L1 component checks, one per pipeline stage (checks.STAGES), imported when they run.
