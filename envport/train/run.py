@@ -340,11 +340,21 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
         warnings.warn(f"{run_dir} was trained on {saved.get('devices')} device(s), resumed on "
                       f"{devices}: it continues correctly but not bit for bit", stacklevel=2)
 
+    # Across processes (jax.distributed.initialize before this call; the mesh over
+    # jax.devices() then spans every process): every process runs the same updates, which meet
+    # in the collectives, but only process 0 writes the run folder (a shared folder would get
+    # every log row once per process). The JAX backend only: the reference backend steps its
+    # batch on one host.
+    writes = jax.process_index() == 0
+    if backend != "jax" and jax.process_count() > 1:
+        raise ValueError(f"the {backend!r} backend trains in one process; across processes "
+                         "(jax.distributed) only the 'jax' backend runs")
     prog = program(name, env_kwargs, cfg)
     trainer: JaxTrainer | HostTrainer = (JaxTrainer(prog) if backend == "jax"
                                          else HostTrainer(prog))
 
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if writes:
+        run_dir.mkdir(parents=True, exist_ok=True)
     log_path, ckpt_path = run_dir / LOG_FILE, run_dir / CHECKPOINT_FILE
     if saved is not None:
         ckpt = load_checkpoint(run_dir)
@@ -353,22 +363,26 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
         state = trainer.load(cfg.seed, ckpt["state"])
         done_updates, wall = int(ckpt["update"]), float(ckpt["wall_time"])
         # Rows past the checkpoint (a crash between log and checkpoint) would repeat: drop them.
-        _write_log(log_path, [r for r in read_log(run_dir) if r["update"] <= done_updates],
-                   append=False)
+        rows_so_far = [r for r in read_log(run_dir) if r["update"] <= done_updates]
+        if writes:
+            _write_log(log_path, rows_so_far, append=False)
     else:
-        for stale in (CHECKPOINT_FILE, RESULT_FILE, PLOT_FILE):  # from an overwritten run
-            (run_dir / stale).unlink(missing_ok=True)
-        (run_dir / CONFIG_FILE).write_text(
-            json.dumps(run_config(name, backend, cfg, env_kwargs), indent=2) + "\n")
+        if writes:
+            for stale in (CHECKPOINT_FILE, RESULT_FILE, PLOT_FILE):  # from an overwritten run
+                (run_dir / stale).unlink(missing_ok=True)
+            (run_dir / CONFIG_FILE).write_text(
+                json.dumps(run_config(name, backend, cfg, env_kwargs), indent=2) + "\n")
+            _write_log(log_path, [], append=False)
         state = trainer.init(cfg.seed)
-        done_updates, wall = 0, 0.0
-        _write_log(log_path, [], append=False)
+        done_updates, wall, rows_so_far = 0, 0.0, []
 
     def checkpoint() -> None:
-        _save_checkpoint(ckpt_path, {
-            "format": RUN_FORMAT, "env": name, "backend": backend, "update": done_updates,
-            "env_steps": done_updates * cfg.batch_size, "wall_time": wall,
-            "state": trainer.save(state)})
+        saved_state = trainer.save(state)  # on every process: it may gather across them
+        if writes:
+            _save_checkpoint(ckpt_path, {
+                "format": RUN_FORMAT, "env": name, "backend": backend,
+                "update": done_updates, "env_steps": done_updates * cfg.batch_size,
+                "wall_time": wall, "state": saved_state})
 
     if saved is None:
         checkpoint()  # resumable from the start, even if stopped while compiling
@@ -376,7 +390,6 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
     total = cfg.num_updates
     chunk = chunk_updates or max(1, round(CHUNK_ENV_STEPS / cfg.batch_size))
     interrupted = False
-    rows_so_far = read_log(run_dir)
     with _StopFlag() as stop, _progress_bar(progress, total * cfg.batch_size,
                                             f"{name}/{backend}") as bar:
         t0 = time.perf_counter()
@@ -395,7 +408,8 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
             new_state, stats = trainer.run(state, n)
             seconds = time.perf_counter() - t
             rows = _chunk_rows(stats, cfg, done_updates, wall, seconds)
-            _write_log(log_path, rows, append=True)
+            if writes:
+                _write_log(log_path, rows, append=True)
             bad = [r["update"] for r in rows
                    if not (math.isfinite(r["policy_loss"]) and math.isfinite(r["value_loss"]))]
             if bad:  # carrying NaN parameters on would waste the rest of the run
@@ -414,7 +428,7 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
         if stop.requested and done_updates < total:
             interrupted = True
 
-    plot_path = plot_learning_curve(run_dir)
+    plot_path = plot_learning_curve(run_dir) if writes else None
     result = TrainResult(
         run_dir=run_dir, env=name, backend=backend, config=cfg, env_kwargs=env_kwargs,
         params=trainer.params(state), updates=done_updates,
@@ -425,7 +439,8 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
     summary = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)
                if f.name not in ("params", "config")}
     summary["config"] = cfg.to_dict()
-    (run_dir / RESULT_FILE).write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    if writes:
+        (run_dir / RESULT_FILE).write_text(json.dumps(summary, indent=2, default=str) + "\n")
     if interrupted:
         print(f"Stopped after {done_updates}/{total} updates; checkpoint and log saved in "
               f"{run_dir}. Continue with envport.train.resume({str(run_dir)!r}).", flush=True)
