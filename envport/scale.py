@@ -121,8 +121,8 @@ class RayExecutor:
     timeout runs from about when it starts, not from when it was queued."""
 
     def __init__(self, address: str) -> None:
-        ray = require_ray()
         self.address = check_address(address)
+        ray = require_ray()
         self._ray = ray
         self._owned = not ray.is_initialized()
         if self._owned:

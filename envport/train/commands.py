@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from envport.core.registry import UnknownEnvironmentError
@@ -56,7 +57,7 @@ def _guard(fn: Handler) -> Handler:
         try:
             return fn(args)
         except (UnknownEnvironmentError, ValueError) as e:
-            err.print(f"[red]error:[/] {e}")
+            err.print(f"[red]error:[/] {escape(str(e))}")  # "envport[scale]" is no markup
             return 2
         except KeyboardInterrupt as e:
             err.print(f"[yellow]interrupted[/] {e}".rstrip())
