@@ -49,15 +49,19 @@ class Case:
     params: int | None = None  # index of the non-default param set, None: the default
 
 
-_TRANSLATIONS: dict[str, Environment] = {}
+# key -> (the spec's make, its translation). Holding ``make`` keeps its id from being reused:
+# ``with_options`` builds a new ``make`` per call, and a freed one's id given to another mode's
+# would hand that mode this one's translation (seen as Pong [frameskip=2][continuous=true]
+# failing L2 after [continuous=true] ran in the same process).
+_TRANSLATIONS: dict[str, tuple[Callable[..., Environment], Environment]] = {}
 
 
 def translation(spec: EnvSpec) -> Environment:
     """One translation object per spec, so jitted code is compiled once per session."""
     key = f"{spec.name}:{id(spec.make)}"
     if key not in _TRANSLATIONS:
-        _TRANSLATIONS[key] = spec.make()
-    return _TRANSLATIONS[key]
+        _TRANSLATIONS[key] = (spec.make, spec.make())
+    return _TRANSLATIONS[key][1]
 
 
 @cache

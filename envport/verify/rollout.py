@@ -425,12 +425,13 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
     t0 = time.perf_counter()
     env = env or translation(spec)
     executor = executor if executor is not None else active()
-    copies = make_copies(spec)
+    copies = spec.verification.make_perturbed_reference is not None
     if executor is None:
         ref = spec.make_reference()
         policies = {k: make_policy(k, spec, ref) for k in ("random", "scripted")}
+        replicas = make_copies(spec)
         sides: Iterator[tuple[Episode, list[Trajectory]]] = (
-            reference_side(spec, ref, copies, policies, seed, i) for i in range(episodes))
+            reference_side(spec, ref, replicas, policies, seed, i) for i in range(episodes))
     else:
         sides = reference_tasks(executor, spec, seed, episodes)
     result = LayerResult("rollout", passed=True, counts={"episodes": 0, "steps": 0},
@@ -442,13 +443,13 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
         for start in range(0, episodes, CHUNK):
             _check_chunk(spec, env, [next(sides) for _ in range(start, min(start + CHUNK,
                                                                            episodes))],
-                         bool(copies), result, horizons, growth, done_eps)
+                         copies, result, horizons, growth, done_eps)
             result.seconds = time.perf_counter() - t0
             if on_partial:  # before progress: a Ctrl-C raised there must not lose this chunk
                 on_partial(result)
             if progress:
                 progress(len(done_eps), episodes)
-    return _finish(spec, result, done_eps, horizons, growth, bool(copies), t0)
+    return _finish(spec, result, done_eps, horizons, growth, copies, t0)
 
 
 def _check_chunk(spec: EnvSpec, env: Environment,
