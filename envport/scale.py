@@ -9,9 +9,10 @@ Client). Without it they run as before: mutants in local worker processes, train
 after the other, L3 episodes in the verifying process; the results are the same either way
 (the tests compare them).
 
-:class:`RayExecutor` is the Ray side; :class:`InProcess` runs the same tasks in this process.
-Both run a module-level function over items, either in order (:meth:`Executor.imap`) or as
-each finishes, with per-task timeouts and crashed workers reported (:meth:`Executor.outcomes`).
+:class:`RayExecutor` runs a module-level function over items as Ray tasks, in order
+(:meth:`~RayExecutor.imap`) or as each finishes, with per-task timeouts and crashed workers
+reported (:meth:`~RayExecutor.outcomes`); :class:`InProcess` is the same ``imap`` in this
+process (L3's local path).
 
 Ray is an optional extra, imported only when ``--ray`` is given: ``pip install
 'envport[scale]'``. Every Ray worker must import the same envport as the driver: the driver puts
@@ -78,38 +79,18 @@ class Outcome:
 class Executor(Protocol):
     def imap(self, fn: Callable[[Any], Any], items: Iterable[Any], *,
              env_vars: dict[str, str] | None = None) -> Iterator[Any]:
-        """``fn(item)`` for each item, in order; a failed task raises RuntimeError."""
+        """``fn(item)`` for each item, in order, lazily; a failed task raises."""
         ...
-
-    def outcomes(self, fn: Callable[[Any], Any], items: Iterable[Any], *,
-                 timeout_s: float | None = None, max_retries: int = DEFAULT_RETRIES,
-                 env_vars: dict[str, str] | None = None) -> Iterator[Outcome]:
-        """One :class:`Outcome` per item, as the tasks finish."""
-        ...
-
-    def close(self) -> None: ...
 
 
 class InProcess:
-    """The tasks one after the other in this process (what envport does without ``--ray``).
-    No timeouts: a task here cannot be stopped without stopping the caller."""
+    """The tasks one after the other in this process, each when the consumer asks for it
+    (what L3 does without ``--ray``)."""
 
     def imap(self, fn: Callable[[Any], Any], items: Iterable[Any], *,
              env_vars: dict[str, str] | None = None) -> Iterator[Any]:
         for item in items:
             yield fn(item)
-
-    def outcomes(self, fn: Callable[[Any], Any], items: Iterable[Any], *,
-                 timeout_s: float | None = None, max_retries: int = DEFAULT_RETRIES,
-                 env_vars: dict[str, str] | None = None) -> Iterator[Outcome]:
-        for i, item in enumerate(items):
-            try:
-                yield Outcome(i, fn(item))
-            except Exception as e:
-                yield Outcome(i, failure="error", detail=f"{type(e).__name__}: {e}")
-
-    def close(self) -> None:
-        pass
 
 
 class RayExecutor:
@@ -212,23 +193,18 @@ def _why(e: BaseException) -> str:
     return f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
 
 
-def executor(ray: str | None) -> Executor:
-    """:class:`RayExecutor` at ``ray`` when given, else :class:`InProcess`."""
-    return InProcess() if ray is None else RayExecutor(ray)
+_ACTIVE: contextvars.ContextVar[RayExecutor | None] = contextvars.ContextVar(
+    "envport_executor", default=None)
 
 
-_ACTIVE: contextvars.ContextVar[Executor | None] = contextvars.ContextVar("envport_executor",
-                                                                         default=None)
-
-
-def active() -> Executor | None:
+def active() -> RayExecutor | None:
     """The executor of the enclosing :func:`session`, if any (how ``envport verify --ray``
     reaches L3 through the layers in between)."""
     return _ACTIVE.get()
 
 
 @contextlib.contextmanager
-def session(ray: str | None) -> Iterator[Executor | None]:
+def session(ray: str | None) -> Iterator[RayExecutor | None]:
     """With ``ray`` (an address), a :class:`RayExecutor` that :func:`active` returns inside
     the block, closed after it; with None, nothing changes (local, as without ``--ray``)."""
     if ray is None:

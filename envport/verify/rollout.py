@@ -35,7 +35,7 @@ from envport.core.api import Environment
 from envport.core.reference import Reference, RefState
 from envport.core.registry import EnvSpec, Tolerance
 from envport.core.seeds import derive_seed
-from envport.scale import Executor, active
+from envport.scale import Executor, InProcess, active
 from envport.verify.compare import compare_fields, step_fields
 from envport.verify.interaction import translation
 from envport.verify.policies import make_policy
@@ -394,16 +394,17 @@ def reference_side(spec: EnvSpec, ref: Reference, copies: list[Reference],
     return ep, (replay_copies(copies, ep) if copies else [])
 
 
-# A worker process's references for the run it last served (run id -> reference, policies,
-# copies): building them costs more than a task's episodes for MuJoCo (about 0.3 s for the four
-# HalfCheetah models). Each episode resets with its own seed, so reuse changes nothing.
+# A process's references for the run it last served (run id -> reference, policies, copies):
+# one set per run and process, as before tasks (building them costs more than a task's episodes
+# for MuJoCo: about 0.3 s for the four HalfCheetah models). Each episode resets with its own
+# seed, so reuse across tasks changes nothing.
 _WORKER_REFS: dict[str, tuple[Reference, dict[str, Callable], list[Reference]]] = {}
 
 
 def _reference_task(task: tuple[EnvSpec, int, list[int], str]
                     ) -> list[tuple[Episode, list[Trajectory]]]:
-    """A Ray task: the reference side of episodes ``indices`` of run ``run`` (references
-    built once per worker and run)."""
+    """A task (here or on Ray): the reference side of episodes ``indices`` of run ``run``
+    (references built once per process and run)."""
     spec, seed, indices, run = task
     if run not in _WORKER_REFS:
         _WORKER_REFS.clear()
@@ -437,16 +438,11 @@ def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
     ``executor`` (default: the enclosing :func:`envport.scale.session`'s, ``--ray``)."""
     t0 = time.perf_counter()
     env = env or translation(spec)
-    executor = executor if executor is not None else active()
+    executor = executor if executor is not None else (active() or InProcess())
     copies = spec.verification.make_perturbed_reference is not None
-    if executor is None:
-        ref = spec.make_reference()
-        policies = {k: make_policy(k, spec, ref) for k in ("random", "scripted")}
-        replicas = make_copies(spec)
-        sides: Iterator[tuple[Episode, list[Trajectory]]] = (
-            reference_side(spec, ref, replicas, policies, seed, i) for i in range(episodes))
-    else:
-        sides = reference_tasks(executor, spec, seed, episodes)
+    # In this process, each task of episodes runs when its chunk needs it (as before: no
+    # episode is generated ahead); on Ray, a few tasks run ahead of the translation.
+    sides = reference_tasks(executor, spec, seed, episodes)
     result = LayerResult("rollout", passed=True, counts={"episodes": 0, "steps": 0},
                          complete=False)
     done_eps: list[Episode] = []
