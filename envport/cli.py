@@ -43,10 +43,12 @@ def layer_progress() -> Iterator[Callable[[str, int, int], None]]:
 
 
 def run_verify(args: argparse.Namespace) -> Report:
+    from envport.scale import session
     from envport.verify.runner import verify
 
     layers = tuple(args.layer) if args.layer else LAYERS
-    with layer_progress() as update:
+    # --ray: L3's reference side in Ray tasks (connects first: a bad address fails before work)
+    with session(getattr(args, "ray", None)), layer_progress() as update:
         report = verify(args.env, layers, episodes=args.episodes, states=args.states,
                         examples=args.examples, seed=args.seed, progress=update,
                         options=parse_options(args.option), modes=args.modes)
@@ -329,6 +331,11 @@ def parser() -> argparse.ArgumentParser:
                    help="run only this layer (repeatable)")
     v.add_argument("--json", help="write the report as JSON")
     v.add_argument("--prompt", help="write the failures as a repair prompt (markdown)")
+    v.add_argument("--ray", metavar="ADDRESS",
+                   help="generate L3's reference episodes (and their perturbed copies' "
+                        "replays) as tasks on this Ray cluster (auto: the one this machine "
+                        "joined with `ray start`; HOST:PORT); the same episodes as without it; "
+                        "needs pip install 'envport[scale]'")
     b = sub.add_parser("bench", help="random-action throughput, reference vs JAX (and the "
                                      "env's performance peers, e.g. MJX, Brax) in one run")
     b.add_argument("env")

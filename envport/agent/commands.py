@@ -176,6 +176,10 @@ def _mutate_parser(sub: Any) -> None:
     m.add_argument("--max-mutants", type=int, default=120,
                    help="sample at most N mutants, evenly over operators (0: all)")
     m.add_argument("--workers", type=positive_int, default=2, help="parallel worker processes")
+    m.add_argument("--ray", metavar="ADDRESS",
+                   help="run each mutant as a task on this Ray cluster (auto: the one this "
+                        "machine joined with `ray start`; HOST:PORT) instead of local workers; "
+                        "needs pip install 'envport[scale]'")
     m.add_argument("--operators", nargs="+", choices=list(OPERATORS), default=list(OPERATORS))
     m.add_argument("--only", nargs="+", help="run these mutant ids only")
     m.add_argument("--list", action="store_true", help="list the mutants and exit")
@@ -227,7 +231,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             args.env, max_mutants=args.max_mutants or None, workers=args.workers,
             operators=tuple(args.operators), seed=args.seed, states=args.states,
             episodes=args.episodes, examples=args.examples, samples=args.samples,
-            timeout_s=args.timeout, progress=progress, only=args.only)
+            timeout_s=args.timeout, progress=progress, only=args.only, ray=args.ray)
     mutate.render(report, console)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=1))

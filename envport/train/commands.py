@@ -150,7 +150,8 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     check_output(args.out or f"runs/{args.env}-transfer", "--out", folder=True)
     result = transfer(args.env, seeds=args.seeds, margin=margin, steps=args.steps,
                       episodes=args.episodes, out=args.out, alpha=args.alpha,
-                      config_overrides=parse_set(args.set) or None, plot=args.plot)
+                      config_overrides=parse_set(args.set) or None, plot=args.plot,
+                      ray=args.ray)
     console.print(transfer_table(result))
     for name, t in result["tost"].items():
         ci = t["ci"]
@@ -212,6 +213,10 @@ def register(subparsers: Any) -> dict[str, Handler]:
     x.add_argument("--plot", help="write the cross-evaluation plot here (PNG)")
     x.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="PPO hyperparameter override for every run (repeatable)")
+    x.add_argument("--ray", metavar="ADDRESS",
+                   help="train the runs as tasks on this Ray cluster, all at once (auto: the "
+                        "one this machine joined with `ray start`; HOST:PORT); the evaluation "
+                        "stays here; needs pip install 'envport[scale]'")
     return {"train": cmd_train, "transfer": cmd_transfer}
 
 

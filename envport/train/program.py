@@ -180,8 +180,11 @@ class Program:
             n = self.cfg.num_envs
             traj = self.example_traj()
             carry = jax.device_put(self.policy.initial_carry(n), self.sharding(BAT))
+            key = jax.random.key(0)
+            # The key by shape only: device_put of a key to a mesh that spans other processes'
+            # devices (jax.distributed) is refused; lowering needs no value.
             args = (train, traj, traj.obs[0], traj.first[0], carry, carry,
-                    jax.device_put(jax.random.key(0), self.sharding(REP)))
+                    jax.ShapeDtypeStruct(key.shape, key.dtype, sharding=self.sharding(REP)))
             fn = self._shard_jit(make_learn(self.policy, self.cfg, self.tx), LEARN_SPECS,
                                  (REP, REP))
             return fn.lower(*args).compile()
@@ -263,9 +266,21 @@ def program(name: str, env_kwargs: dict[str, Any], cfg: PPOConfig) -> Program:
 
 
 def host_tree(tree: Any) -> list[np.ndarray]:
-    """The leaves of a device pytree as NumPy arrays (PRNG keys as their raw key data)."""
-    leaves = jax.tree_util.tree_leaves(tree)
-    return [np.asarray(jax.random.key_data(x) if _is_key(x) else x) for x in leaves]
+    """The leaves of a device pytree as NumPy arrays (PRNG keys as their raw key data).
+
+    Across processes (``jax.distributed``), a leaf split over the batch axis has shards on
+    other processes' devices that this one cannot read: it is gathered (a collective, so every
+    process calls this at the same point, as :func:`envport.train.run.train` does), and every
+    process gets the whole array. Replicated leaves (parameters, keys) are read locally."""
+    from jax.experimental import multihost_utils
+
+    out = []
+    for x in jax.tree_util.tree_leaves(tree):
+        x = jax.random.key_data(x) if _is_key(x) else x
+        if isinstance(x, jax.Array) and not (x.is_fully_addressable or x.is_fully_replicated):
+            x = multihost_utils.process_allgather(x, tiled=True)
+        out.append(np.asarray(x))
+    return out
 
 
 def _is_key(x: Any) -> bool:

@@ -378,12 +378,22 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
         warnings.warn(f"{run_dir} was trained on {saved.get('devices')} device(s), resumed on "
                       f"{devices}: it continues correctly but not bit for bit", stacklevel=2)
 
+    # Across processes (jax.distributed.initialize before this call; the mesh over
+    # jax.devices() then spans every process): every process runs the same updates, which meet
+    # in the collectives, but only process 0 writes the run folder (a shared folder would get
+    # every log row once per process). The JAX backend only: the reference backend steps its
+    # batch on one host.
+    writes = jax.process_index() == 0
+    if backend != "jax" and jax.process_count() > 1:
+        raise ValueError(f"the {backend!r} backend trains in one process; across processes "
+                         "(jax.distributed) only the 'jax' backend runs")
     prog = program(name, env_kwargs, cfg)
     trainer: JaxTrainer | HostTrainer = (JaxTrainer(prog) if backend == "jax"
                                          else HostTrainer(prog))
 
     created = not run_dir.exists()
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if writes:
+        run_dir.mkdir(parents=True, exist_ok=True)
     log_path, ckpt_path = run_dir / LOG_FILE, run_dir / CHECKPOINT_FILE
     if saved is not None:
         ckpt = load_checkpoint(run_dir)
@@ -401,28 +411,34 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"{ckpt_path} does not fit this run ({e}); {DAMAGED}") from None
         # Rows past the checkpoint (a crash between log and checkpoint) would repeat: drop them.
-        _write_log(log_path, [r for r in logged if r["update"] <= done_updates], append=False)
+        rows_so_far = [r for r in logged if r["update"] <= done_updates]
+        if writes:
+            _write_log(log_path, rows_so_far, append=False)
     else:
-        for stale in (CHECKPOINT_FILE, RESULT_FILE, PLOT_FILE):  # from an overwritten run
-            (run_dir / stale).unlink(missing_ok=True)
-        (run_dir / CONFIG_FILE).write_text(
-            json.dumps(run_config(name, backend, cfg, env_kwargs), indent=2) + "\n")
+        if writes:
+            for stale in (CHECKPOINT_FILE, RESULT_FILE, PLOT_FILE):  # from an overwritten run
+                (run_dir / stale).unlink(missing_ok=True)
+            (run_dir / CONFIG_FILE).write_text(
+                json.dumps(run_config(name, backend, cfg, env_kwargs), indent=2) + "\n")
+            _write_log(log_path, [], append=False)
         state = trainer.init(cfg.seed)
-        done_updates, wall = 0, 0.0
-        _write_log(log_path, [], append=False)
+        done_updates, wall, rows_so_far = 0, 0.0, []
 
     def checkpoint(state: Any = state, done_updates: int = done_updates,
                    wall: float = wall) -> None:
-        _save_checkpoint(ckpt_path, {
-            "format": RUN_FORMAT, "env": name, "backend": backend, "update": done_updates,
-            "env_steps": done_updates * cfg.batch_size, "wall_time": wall,
-            "state": trainer.save(state)})
+        saved_state = trainer.save(state)  # on every process: it may gather across them
+        if writes:
+            _save_checkpoint(ckpt_path, {
+                "format": RUN_FORMAT, "env": name, "backend": backend,
+                "update": done_updates, "env_steps": done_updates * cfg.batch_size,
+                "wall_time": wall, "state": saved_state})
 
     if saved is None:
         checkpoint()  # resumable from the start, even if stopped while compiling
     try:
-        return _train_loop(name, backend, cfg, env_kwargs, run_dir, trainer, state,
-                           done_updates, wall, checkpoint, progress, chunk_updates, on_chunk)
+        run = _Run(name, backend, cfg, env_kwargs, run_dir, trainer, writes)
+        return _train_loop(run, state, done_updates, wall, rows_so_far, checkpoint, progress,
+                           chunk_updates, on_chunk)
     except (Exception, KeyboardInterrupt) as e:
         # A divergence keeps its finite checkpoint (documented), Ctrl-C its resumable one.
         if saved is None and not _updates_done(ckpt_path) and not isinstance(
@@ -448,21 +464,34 @@ def _remove_run(run_dir: Path, created: bool) -> None:
         run_dir.rmdir()
 
 
-def _train_loop(name: str, backend: str, cfg: PPOConfig, env_kwargs: dict[str, Any],
-                run_dir: Path, trainer: JaxTrainer | HostTrainer, state: Any,
-                done_updates: int, wall: float, save: Callable[[Any, int, float], None],
+@dataclasses.dataclass(frozen=True)
+class _Run:
+    """What a run's loop needs to know about it (``writes``: this process writes its files)."""
+
+    name: str
+    backend: str
+    cfg: PPOConfig
+    env_kwargs: dict[str, Any]
+    run_dir: Path
+    trainer: JaxTrainer | HostTrainer
+    writes: bool
+
+
+def _train_loop(run: _Run, state: Any, done_updates: int, wall: float,
+                rows_so_far: list[dict[str, float]], save: Callable[[Any, int, float], None],
                 progress: bool, chunk_updates: int | None,
                 on_chunk: Callable[[dict[str, float]], None] | None) -> TrainResult:
     """The updates, chunk by chunk: log.csv and TensorBoard rows, a checkpoint after every
     chunk, the progress bar, Ctrl-C; then the plot and result.json."""
+    name, backend, cfg, run_dir, trainer, writes = (
+        run.name, run.backend, run.cfg, run.run_dir, run.trainer, run.writes)
     log_path, ckpt_path = run_dir / LOG_FILE, run_dir / CHECKPOINT_FILE
     total = cfg.num_updates
     chunk = chunk_updates or max(1, round(CHUNK_ENV_STEPS / cfg.batch_size))
     interrupted = False
-    rows_so_far = read_log(run_dir)
     with _StopFlag() as stop, _progress_bar(progress, total * cfg.batch_size,
                                             f"{name}/{backend}") as bar, \
-            _tensorboard(run_dir, done_updates * cfg.batch_size) as board:
+            _tensorboard(run_dir, done_updates * cfg.batch_size, writes) as board:
         t0 = time.perf_counter()
         if done_updates < total:
             trainer.compile(state)
@@ -479,11 +508,12 @@ def _train_loop(name: str, backend: str, cfg: PPOConfig, env_kwargs: dict[str, A
             new_state, stats = trainer.run(state, n)
             seconds = time.perf_counter() - t
             rows = _chunk_rows(stats, cfg, done_updates, wall, seconds)
-            _write_log(log_path, rows, append=True)
-            for row in rows:
-                for key in LOG_FIELDS[2:]:
-                    board.add_scalar(f"ppo/{key}", row[key], global_step=row["env_steps"])
-            board.flush()
+            if writes:
+                _write_log(log_path, rows, append=True)
+                for row in rows:
+                    for key in LOG_FIELDS[2:]:
+                        board.add_scalar(f"ppo/{key}", row[key], global_step=row["env_steps"])
+                board.flush()
             bad = [r["update"] for r in rows
                    if not (math.isfinite(r["policy_loss"]) and math.isfinite(r["value_loss"]))]
             if bad:  # carrying NaN parameters on would waste the rest of the run
@@ -502,9 +532,9 @@ def _train_loop(name: str, backend: str, cfg: PPOConfig, env_kwargs: dict[str, A
         if stop.requested and done_updates < total:
             interrupted = True
 
-    plot_path = plot_learning_curve(run_dir)
+    plot_path = plot_learning_curve(run_dir) if writes else None
     result = TrainResult(
-        run_dir=run_dir, env=name, backend=backend, config=cfg, env_kwargs=env_kwargs,
+        run_dir=run_dir, env=name, backend=backend, config=cfg, env_kwargs=run.env_kwargs,
         params=trainer.params(state), updates=done_updates,
         env_steps=done_updates * cfg.batch_size, wall_time=wall, compile_time=compile_time,
         sps=done_updates * cfg.batch_size / wall if wall > 0 else math.nan,
@@ -513,7 +543,8 @@ def _train_loop(name: str, backend: str, cfg: PPOConfig, env_kwargs: dict[str, A
     summary = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)
                if f.name not in ("params", "config")}
     summary["config"] = cfg.to_dict()
-    (run_dir / RESULT_FILE).write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    if writes:
+        (run_dir / RESULT_FILE).write_text(json.dumps(summary, indent=2, default=str) + "\n")
     if interrupted:
         print(f"Stopped after {done_updates}/{total} updates; checkpoint and log saved in "
               f"{run_dir}. Continue with `envport train {name} --resume {run_dir}` "
@@ -522,9 +553,13 @@ def _train_loop(name: str, backend: str, cfg: PPOConfig, env_kwargs: dict[str, A
 
 
 @contextlib.contextmanager
-def _tensorboard(run_dir: Path, resumed_at: int) -> Iterator[Any]:
+def _tensorboard(run_dir: Path, resumed_at: int, writes: bool) -> Iterator[Any]:
     """A TensorBoard writer of event files beside log.csv (``tensorboard --logdir runs``),
-    steps in env steps. A resumed run purges the events a crash left past its checkpoint."""
+    steps in env steps. A resumed run purges the events a crash left past its checkpoint.
+    None on a process that does not write the run's files."""
+    if not writes:
+        yield None
+        return
     from tensorboardX import SummaryWriter
 
     writer = SummaryWriter(logdir=str(run_dir), purge_step=resumed_at + 1 if resumed_at else None)

@@ -152,42 +152,126 @@ def _log(progress: bool, message: str) -> None:
         print(message, flush=True)
 
 
-def _ensure_run(name: str, backend: str, seed: int, steps: int | None,
-                overrides: dict[str, Any] | None, env_kwargs: dict[str, Any] | None,
-                run_dir: Path, progress: bool) -> dict[str, Any]:
-    """Train, resume or reuse the run in ``run_dir``; returns its summary and what was done."""
+def _plan_run(name: str, backend: str, seed: int, steps: int | None,
+              overrides: dict[str, Any] | None, env_kwargs: dict[str, Any] | None,
+              run_dir: Path) -> tuple[str, dict[str, Any] | None]:
+    """What ``run_dir`` needs: ``("reused", its summary)`` for a finished run with this
+    configuration, ``("resume", None)`` for an unfinished one, ``("train", None)`` for none;
+    ValueError for a run with another configuration."""
     cfg, kwargs = resolve_config(name, backend, steps, seed, overrides, env_kwargs, None)
     expected = run_config(name, backend, cfg, kwargs)
-    status = "trained"
-    if (run_dir / CONFIG_FILE).is_file() and (run_dir / CHECKPOINT_FILE).is_file():
-        saved = load_run_config(run_dir)
-        diffs = hyperparameter_diff(saved, expected)
-        if saved["backend"] != backend:
-            diffs.append(f"backend: {saved['backend']!r} vs {backend!r}")
-        if diffs:
-            raise ValueError(f"{run_dir} holds a run with a different configuration ("
-                             + "; ".join(diffs) + "): choose another output folder")
-        done = None
-        if (run_dir / RESULT_FILE).is_file():
-            done = json.loads((run_dir / RESULT_FILE).read_text())
-        if (done is not None and not done.get("interrupted")
-                and int(done.get("updates", -1)) == cfg.num_updates):
-            _log(progress, f"  reusing {run_dir}")
-            return {**done, "status": "reused"}
-        _log(progress, f"  resuming {run_dir}")
+    if not ((run_dir / CONFIG_FILE).is_file() and (run_dir / CHECKPOINT_FILE).is_file()):
+        return "train", None
+    saved = load_run_config(run_dir)
+    diffs = hyperparameter_diff(saved, expected)
+    if saved["backend"] != backend:
+        diffs.append(f"backend: {saved['backend']!r} vs {backend!r}")
+    if diffs:
+        raise ValueError(f"{run_dir} holds a run with a different configuration ("
+                         + "; ".join(diffs) + "): choose another output folder")
+    if (run_dir / RESULT_FILE).is_file():
+        done = json.loads((run_dir / RESULT_FILE).read_text())
+        if not done.get("interrupted") and int(done.get("updates", -1)) == cfg.num_updates:
+            return "reused", done
+    return "resume", None
+
+
+def _train_run(name: str, backend: str, seed: int, steps: int | None,
+               overrides: dict[str, Any] | None, env_kwargs: dict[str, Any] | None,
+               run_dir: Path, resume: bool, progress: bool) -> dict[str, Any]:
+    """Train (or resume) the run in ``run_dir``; its result.json."""
+    if resume:
         result = train(name, backend, out=run_dir, resume=True, steps=steps, seed=seed,
                        config_overrides=overrides, env_kwargs=env_kwargs, progress=progress)
-        status = "resumed"
     else:
-        _log(progress, f"  training {run_dir}")
         result = train(name, backend, steps=steps, seed=seed, out=run_dir,
                        config_overrides=overrides, env_kwargs=env_kwargs, progress=progress,
                        overwrite=True)
     if result.interrupted:
         raise KeyboardInterrupt(f"training of {run_dir} was interrupted; run the transfer "
                                 "again to resume it")
-    done = json.loads((run_dir / RESULT_FILE).read_text())
-    return {**done, "status": status}
+    return json.loads((run_dir / RESULT_FILE).read_text())
+
+
+def _ensure_run(name: str, backend: str, seed: int, steps: int | None,
+                overrides: dict[str, Any] | None, env_kwargs: dict[str, Any] | None,
+                run_dir: Path, progress: bool) -> dict[str, Any]:
+    """Train, resume or reuse the run in ``run_dir``; returns its summary and what was done."""
+    action, done = _plan_run(name, backend, seed, steps, overrides, env_kwargs, run_dir)
+    if done is not None:
+        _log(progress, f"  reusing {run_dir}")
+        return {**done, "status": "reused"}
+    _log(progress, f"  {'resuming' if action == 'resume' else 'training'} {run_dir}")
+    done = _train_run(name, backend, seed, steps, overrides, env_kwargs, run_dir,
+                      action == "resume", progress)
+    return {**done, "status": "resumed" if action == "resume" else "trained"}
+
+
+def _remote_run(task: dict[str, Any]) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """A Ray task: one training run in a folder of the worker's own, from the files of the
+    driver's run folder (a checkpoint to resume, or none); returns result.json and every file
+    of the folder, so the driver needs no file system shared with the workers."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="envport-transfer-") as tmp:
+        run_dir = Path(tmp) / "run"
+        run_dir.mkdir()
+        for fname, data in task["files"].items():
+            (run_dir / fname).write_bytes(data)
+        done = _train_run(task["name"], task["backend"], task["seed"], task["steps"],
+                          task["overrides"], task["env_kwargs"], run_dir, task["resume"],
+                          progress=False)
+        # result.json names its folder: the driver's, where these files go
+        here, there = str(run_dir), task["run_dir"]
+        done = {k: there + v[len(here):] if isinstance(v, str) and v.startswith(here) else v
+                for k, v in done.items()}
+        (run_dir / RESULT_FILE).write_text(json.dumps(done, indent=2, default=str) + "\n")
+        return done, {f.name: f.read_bytes() for f in run_dir.iterdir() if f.is_file()}
+
+
+def _ensure_runs_on_ray(address: str, name: str, jobs: list[tuple[str, int, Path]],
+                        steps: int | None, overrides: dict[str, Any] | None,
+                        env_kwargs: dict[str, Any] | None, progress: bool
+                        ) -> list[dict[str, Any]]:
+    """:func:`_ensure_run` for every ``(backend, seed, run_dir)`` of ``jobs``, the runs that
+    need training as Ray tasks at once; each task's folder is written into its ``run_dir``."""
+    from envport.scale import RayExecutor
+
+    summaries: list[dict[str, Any] | None] = [None] * len(jobs)
+    tasks, where = [], []
+    for j, (backend, seed, run_dir) in enumerate(jobs):
+        action, done = _plan_run(name, backend, seed, steps, overrides, env_kwargs, run_dir)
+        if done is not None:
+            _log(progress, f"  reusing {run_dir}")
+            summaries[j] = {**done, "status": "reused"}
+            continue
+        files = ({f.name: f.read_bytes() for f in run_dir.iterdir() if f.is_file()}
+                 if action == "resume" else {})
+        tasks.append({"name": name, "backend": backend, "seed": seed, "steps": steps,
+                      "overrides": overrides, "env_kwargs": env_kwargs,
+                      "resume": action == "resume", "files": files,
+                      "run_dir": str(run_dir)})
+        where.append(j)
+    if tasks:
+        ex = RayExecutor(address)
+        _log(progress, f"  {len(tasks)} training runs as Ray tasks ({ex.cpus} CPUs)")
+        try:
+            for out in ex.outcomes(_remote_run, tasks):
+                j, task = where[out.index], tasks[out.index]
+                if out.failure is not None:
+                    raise RuntimeError(f"training {task['run_dir']} on Ray failed ("
+                                       f"{out.failure}): {out.detail}")
+                done, files = out.value
+                run_dir = Path(task["run_dir"])
+                run_dir.mkdir(parents=True, exist_ok=True)
+                for fname, data in files.items():
+                    (run_dir / fname).write_bytes(data)
+                _log(progress, f"  trained {run_dir}")
+                summaries[j] = {**done, "status": "resumed" if task["resume"] else "trained"}
+        finally:
+            ex.close()
+    assert all(s is not None for s in summaries)
+    return summaries  # type: ignore[return-value]
 
 
 def params_digest(run_dir: str | os.PathLike[str]) -> str:
@@ -213,7 +297,8 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
              progress: bool = True, *, alpha: float = 0.05,
              config_overrides: dict[str, Any] | None = None,
              env_kwargs: dict[str, Any] | None = None,
-             plot: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+             plot: str | os.PathLike[str] | None = None,
+             ray: str | None = None) -> dict[str, Any]:
     """Train ``seeds`` PPO runs per backend (seeds 0..seeds-1, matched hyperparameters),
     evaluate each policy on both backends over ``episodes`` episodes, and test equivalence
     with TOST at ``alpha`` and ``margin`` (return units). See the module docstring for exactly
@@ -223,7 +308,10 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
     environment's config. ``out`` (default ``runs/<name>-transfer``) receives the runs,
     ``transfer.json``, ``transfer.md`` and the plot (``plot``, default ``out/transfer.png``).
     Re-running with the same arguments reuses finished runs and cached evaluations and resumes
-    unfinished ones. Returns the JSON written to ``out/transfer.json``.
+    unfinished ones. With ``ray`` (a Ray cluster's address, or ``"auto"``) the training runs
+    are Ray tasks, all at once, each sent back into its folder under ``out``; the parameters
+    are the same as trained here (a run is a function of its config, seed and device count).
+    The evaluations run here. Returns the JSON written to ``out/transfer.json``.
     """
     envport.spec(name)  # unknown environment: UnknownEnvironmentError naming the known ones
     if int(seeds) < 1:
@@ -234,20 +322,29 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
         raise ValueError(f"episodes must be at least 1, got {episodes}")
     if not 0 < alpha < 0.5:  # checked here, not after hours of training
         raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
+    if ray is not None:
+        from envport.scale import check_address, require_ray
+
+        check_address(ray)
+        require_ray()
     out_dir = Path(out if out is not None else f"runs/{name}-transfer")
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
 
+    jobs = [(backend, seed, out_dir / f"{backend}-seed{seed}")
+            for backend in BACKENDS for seed in range(int(seeds))]
+    if ray is None:
+        summaries = [_ensure_run(name, backend, seed, steps, config_overrides, env_kwargs,
+                                 run_dir, progress) for backend, seed, run_dir in jobs]
+    else:
+        summaries = _ensure_runs_on_ray(ray, name, jobs, steps, config_overrides, env_kwargs,
+                                        progress)
     runs: list[dict[str, Any]] = []
-    for backend in BACKENDS:
-        for seed in range(int(seeds)):
-            run_dir = out_dir / f"{backend}-seed{seed}"
-            summary = _ensure_run(name, backend, seed, steps, config_overrides, env_kwargs,
-                                  run_dir, progress)
-            runs.append({"backend": backend, "seed": seed, "dir": str(run_dir),
-                         "status": summary["status"], "env_steps": summary["env_steps"],
-                         "wall_time": summary["wall_time"], "sps": summary["sps"],
-                         "final_mean_return": summary["final_mean_return"]})
+    for (backend, seed, run_dir), summary in zip(jobs, summaries, strict=True):
+        runs.append({"backend": backend, "seed": seed, "dir": str(run_dir),
+                     "status": summary["status"], "env_steps": summary["env_steps"],
+                     "wall_time": summary["wall_time"], "sps": summary["sps"],
+                     "final_mean_return": summary["final_mean_return"]})
     configs = assert_matched(*(r["dir"] for r in runs))
 
     cache_path = out_dir / EVAL_CACHE

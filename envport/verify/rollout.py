@@ -11,12 +11,19 @@ episode ends differently. The copies and the translation run only as far as that
 (the comparison is the same as over whole episodes), and the layer's notes report the per-step
 growth of the translation's error and of the copies' divergence, and how long each stays within
 1e-3.
+
+Episode ``i`` of a run is a function of ``(seed, i)`` alone: its reset seed and its policy's
+random stream both derive from them (:func:`policy_rng`). The reference side (the episode and
+its copies' replays, the slow part of a long run) can then be generated anywhere: with
+``envport verify --ray ADDRESS`` it runs in Ray tasks (:func:`reference_tasks`), with the
+same episodes as in this process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -28,6 +35,7 @@ from envport.core.api import Environment
 from envport.core.reference import Reference, RefState
 from envport.core.registry import EnvSpec, Tolerance
 from envport.core.seeds import derive_seed
+from envport.scale import Executor, InProcess, active
 from envport.verify.compare import compare_fields, step_fields
 from envport.verify.interaction import translation
 from envport.verify.policies import make_policy
@@ -36,6 +44,8 @@ from envport.verify.report import Failure, LayerResult
 ENVELOPE_FACTOR = 10.0
 PERTURBED_COPIES = 3
 LOCKSTEP_EPS = 1e-3  # the paper's epsilon: past it, an envelope no longer means "in lockstep"
+EPISODES_PER_TASK = 4  # episodes of one Ray task (amortises building the references)
+CHUNK = 32  # episodes per translation scan (and per partial result)
 
 
 Trajectory = dict[str, np.ndarray]  # compared field -> values with a leading step axis
@@ -358,72 +368,146 @@ def at_step(traj: Trajectory, t: int) -> dict[str, Any]:
     return {k: v[t] for k, v in traj.items()}
 
 
+def policy_rng(seed: int, i: int) -> np.random.Generator:
+    """The random stream of episode ``i``'s policy in run ``seed``: its own, so that an episode
+    does not depend on the ones before it (and can be generated in another process)."""
+    return np.random.default_rng(derive_seed(seed, i, 1))
+
+
+def episode_kind(i: int) -> str:
+    return "random" if i % 2 == 0 else "scripted"
+
+
+def make_copies(spec: EnvSpec) -> list[Reference]:
+    make = spec.verification.make_perturbed_reference
+    return [make(copy=i) for i in range(PERTURBED_COPIES)] if make else []
+
+
+def reference_side(spec: EnvSpec, ref: Reference, copies: list[Reference],
+                   policies: dict[str, Callable], seed: int, i: int
+                   ) -> tuple[Episode, list[Trajectory]]:
+    """Episode ``i`` of run ``seed`` on the reference, and the perturbed copies' replays of it
+    (:func:`replay_copies`; none for an exact environment)."""
+    kind = episode_kind(i)
+    ep = reference_episode(ref, policies[kind], derive_seed(seed, i), kind,
+                           spec.verification.max_rollout_steps, policy_rng(seed, i))
+    return ep, (replay_copies(copies, ep) if copies else [])
+
+
+# A process's references for the run it last served (run id -> reference, policies, copies):
+# one set per run and process, as before tasks (building them costs more than a task's episodes
+# for MuJoCo: about 0.3 s for the four HalfCheetah models). Each episode resets with its own
+# seed, so reuse across tasks changes nothing.
+_WORKER_REFS: dict[str, tuple[Reference, dict[str, Callable], list[Reference]]] = {}
+
+
+def _reference_task(task: tuple[EnvSpec, int, list[int], str]
+                    ) -> list[tuple[Episode, list[Trajectory]]]:
+    """A task (here or on Ray): the reference side of episodes ``indices`` of run ``run``
+    (references built once per process and run)."""
+    spec, seed, indices, run = task
+    if run not in _WORKER_REFS:
+        _WORKER_REFS.clear()
+        ref = spec.make_reference()
+        _WORKER_REFS[run] = (ref, {k: make_policy(k, spec, ref) for k in ("random", "scripted")},
+                             make_copies(spec))
+    ref, policies, copies = _WORKER_REFS[run]
+    return [reference_side(spec, ref, copies, policies, seed, i) for i in indices]
+
+
+def reference_tasks(executor: Executor, spec: EnvSpec, seed: int, episodes: int
+                    ) -> Iterator[tuple[Episode, list[Trajectory]]]:
+    """The reference side of episodes ``0..episodes-1``, in order, from tasks of
+    :data:`EPISODES_PER_TASK` episodes on ``executor`` (a few tasks ahead of the consumer)."""
+    import uuid
+
+    run = uuid.uuid4().hex  # this call's: a worker never reuses another spec's references
+    tasks = [(spec, seed, list(range(a, min(a + EPISODES_PER_TASK, episodes))), run)
+             for a in range(0, episodes, EPISODES_PER_TASK)]
+    with contextlib.closing(executor.imap(_reference_task, tasks)) as groups:
+        for group in groups:
+            yield from group
+
+
 def check_rollout(spec: EnvSpec, episodes: int = 20, seed: int = 0,
                   progress: Callable[[int, int], None] | None = None,
                   env: Environment | None = None,
-                  on_partial: Callable[[LayerResult], None] | None = None) -> LayerResult:
+                  on_partial: Callable[[LayerResult], None] | None = None,
+                  executor: Executor | None = None) -> LayerResult:
+    """L3 over ``episodes`` episodes. The reference side runs in this process, or on
+    ``executor`` (default: the enclosing :func:`envport.scale.session`'s, ``--ray``)."""
     t0 = time.perf_counter()
     env = env or translation(spec)
-    ref = spec.make_reference()
-    copies = ([spec.verification.make_perturbed_reference(copy=i) for i in range(PERTURBED_COPIES)]
-              if spec.verification.make_perturbed_reference else [])
-    rng = np.random.default_rng(seed)
-    policies = {k: make_policy(k, spec, ref) for k in ("random", "scripted")}
+    executor = executor if executor is not None else (active() or InProcess())
+    copies = spec.verification.make_perturbed_reference is not None
+    # In this process, each task of episodes runs when its chunk needs it (as before: no
+    # episode is generated ahead); on Ray, a few tasks run ahead of the translation.
+    sides = reference_tasks(executor, spec, seed, episodes)
     result = LayerResult("rollout", passed=True, counts={"episodes": 0, "steps": 0},
                          complete=False)
     done_eps: list[Episode] = []
     horizons: list[int] = []
     growth = Growth()
-    chunk = 32
-    for start in range(0, episodes, chunk):
-        batch = []
-        for i in range(start, min(start + chunk, episodes)):
-            kind = "random" if i % 2 == 0 else "scripted"
-            episode_seed = derive_seed(seed, i)  # references take uint32 seeds
-            batch.append(reference_episode(ref, policies[kind], episode_seed, kind,
-                                           spec.verification.max_rollout_steps, rng))
-        # The envelope first: the translation then runs only as far as the lockstep horizon
-        # (plus the padding of its scan) instead of the whole episode.
-        envelopes: list[tuple[Trajectory | None, int, list[Trajectory]]] = []
-        for ep in batch:
-            if copies:
-                cps = replay_copies(copies, ep)
-                envelopes.append((*envelope(spec, ep.steps, cps), cps))
-            else:
-                envelopes.append((None, len(ep), []))
-        got_all = translation_rollouts(env, spec, batch,
-                                       [min(len(ep), h + 1) for ep, (_, h, _) in
-                                        zip(batch, envelopes, strict=True)])
-        for ep, got, (bounds, horizon, cps) in zip(batch, got_all, envelopes, strict=True):
-            if copies:
-                growth.add(ep, got, cps, horizon)
-            n = len(got["reward"])
-            expected = {k: v[:n] for k, v in ep.steps.items()}
-            if bounds is not None:
-                bounds = {k: v[:n] for k, v in bounds.items()}
-            t = first_divergence(spec, expected, got, bounds, horizon)
-            result.counts["episodes"] += 1
-            result.counts["steps"] += min(len(ep), horizon + 1) if t is None else t + 1
-            horizons.append(horizon)
-            if t is None:
-                continue
-            result.passed = False
-            if len(result.failures) < 5:
-                step_bounds = None if bounds is None else at_step(bounds, t)
-                diffs = compare_fields(at_step(expected, t), at_step(got, t),
-                                       spec.tolerance_for, step_bounds)
-                result.failures.append(Failure(
-                    layer="rollout", test_id=f"rollout[{ep.policy}]",
-                    message=f"lockstep episode diverges at step {t} of {len(ep)} in "
-                            f"{', '.join(d.field for d in diffs)}",
-                    seed=ep.seed, state=ep.state_before(t), action=ep.actions[t],
-                    draws=at_step(ep.tapes, t) if ep.tapes else None, step=t, diffs=diffs))
-        done_eps += batch
-        result.seconds = time.perf_counter() - t0
-        if on_partial:  # before progress: a Ctrl-C raised there must not lose this chunk
-            on_partial(result)
-        if progress:
-            progress(len(done_eps), episodes)
+    with contextlib.closing(sides):  # Ctrl-C or an error: the Ray tasks ahead are cancelled
+        for start in range(0, episodes, CHUNK):
+            _check_chunk(spec, env, [next(sides) for _ in range(start, min(start + CHUNK,
+                                                                           episodes))],
+                         copies, result, horizons, growth, done_eps)
+            result.seconds = time.perf_counter() - t0
+            if on_partial:  # before progress: a Ctrl-C raised there must not lose this chunk
+                on_partial(result)
+            if progress:
+                progress(len(done_eps), episodes)
+    return _finish(spec, result, done_eps, horizons, growth, copies, t0)
+
+
+def _check_chunk(spec: EnvSpec, env: Environment,
+                 generated: list[tuple[Episode, list[Trajectory]]], copies: bool,
+                 result: LayerResult, horizons: list[int], growth: Growth,
+                 done_eps: list[Episode]) -> None:
+    """One chunk of episodes (their reference side done): the translation over all of them in
+    one scan, compared step by step within each episode's envelope."""
+    batch = [ep for ep, _ in generated]
+    # The envelope first: the translation then runs only as far as the lockstep horizon (plus
+    # the padding of its scan) instead of the whole episode.
+    envelopes: list[tuple[Trajectory | None, int, list[Trajectory]]] = []
+    for ep, cps in generated:
+        if copies:
+            envelopes.append((*envelope(spec, ep.steps, cps), cps))
+        else:
+            envelopes.append((None, len(ep), []))
+    got_all = translation_rollouts(env, spec, batch,
+                                   [min(len(ep), h + 1) for ep, (_, h, _) in
+                                    zip(batch, envelopes, strict=True)])
+    for ep, got, (bounds, horizon, cps) in zip(batch, got_all, envelopes, strict=True):
+        if copies:
+            growth.add(ep, got, cps, horizon)
+        n = len(got["reward"])
+        expected = {k: v[:n] for k, v in ep.steps.items()}
+        if bounds is not None:
+            bounds = {k: v[:n] for k, v in bounds.items()}
+        t = first_divergence(spec, expected, got, bounds, horizon)
+        result.counts["episodes"] += 1
+        result.counts["steps"] += min(len(ep), horizon + 1) if t is None else t + 1
+        horizons.append(horizon)
+        if t is None:
+            continue
+        result.passed = False
+        if len(result.failures) < 5:
+            step_bounds = None if bounds is None else at_step(bounds, t)
+            diffs = compare_fields(at_step(expected, t), at_step(got, t),
+                                   spec.tolerance_for, step_bounds)
+            result.failures.append(Failure(
+                layer="rollout", test_id=f"rollout[{ep.policy}]",
+                message=f"lockstep episode diverges at step {t} of {len(ep)} in "
+                        f"{', '.join(d.field for d in diffs)}",
+                seed=ep.seed, state=ep.state_before(t), action=ep.actions[t],
+                draws=at_step(ep.tapes, t) if ep.tapes else None, step=t, diffs=diffs))
+    done_eps += batch
+
+
+def _finish(spec: EnvSpec, result: LayerResult, done_eps: list[Episode], horizons: list[int],
+            growth: Growth, copies: bool, t0: float) -> LayerResult:
     result.complete = True
     lengths = [len(e) for e in done_eps]
     capped = sum(n >= spec.verification.max_rollout_steps for n in lengths)

@@ -5,6 +5,11 @@ interpreter cannot take the run down), ``workers`` at a time, each worker taking
 mutants so the JAX import is paid once per chunk. In the worker the hierarchy runs lowest layer
 first, each layer in every mode the environment declares (``EnvSpec.modes``: a mutant that only
 changes a non-default mode is killed there, not called equivalent), until a layer fails.
+
+With ``ray`` (``envport mutate ENV --ray ADDRESS``), each mutant is a Ray task instead
+(:func:`_ray_mutant`): the same verdicts for the same mutants and seed, with the same per-mutant
+timeout (the task is cancelled, its worker process killed) and a worker process that dies on a
+mutant recorded as a crash after Ray's retry (a lost node is retried, not blamed on the mutant).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from envport.scale import own_path
 from envport.verify.layers import LAYERS
 from envport.verify.mutation.equivalence import (
     compiled_programs,
@@ -115,14 +121,6 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
     return result
 
 
-def _own_path() -> str:
-    """PYTHONPATH that makes a child process import this very envport (not another install)."""
-    import envport
-
-    root = str(Path(envport.__file__).resolve().parents[1])
-    return os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
-
-
 def _digest(module: Any) -> str:
     import hashlib
 
@@ -133,57 +131,88 @@ def translation_module(spec: Any) -> Any:
     return importlib.import_module(type(spec.make()).__module__)
 
 
+class _Original:
+    """What a worker holds for all its mutants: the environment in every mode and the
+    original's fingerprints (its compiled programs only once a mutant survives)."""
+
+    def __init__(self, env: str, module: str, digest: str, jax_cache: str | None) -> None:
+        import jax
+
+        if jax_cache:  # unchanged functions (reset...) compile once for all mutants
+            jax.config.update("jax_compilation_cache_dir", jax_cache)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+        from envport.core.registry import spec as get_spec
+
+        self.module = importlib.import_module(module)
+        if _digest(self.module) != digest:  # the mutants were made from another version
+            raise RuntimeError(f"{inspect.getfile(self.module)} changed since its mutants were "
+                               "generated (or this worker imports another envport); rerun")
+        self.specs = mode_specs(get_spec(env))
+        self.envs = {s.mode_name: s.make() for s in self.specs}
+        self.original = {mode: fingerprint(e) for mode, e in self.envs.items()}
+        self._programs: dict[str, Any] = {}
+
+    def programs(self) -> dict[str, Any]:  # compiled once, and only if a mutant survives
+        if not self._programs:  # (called with no mutant applied)
+            self._programs.update(
+                programs={m: compiled_programs(e) for m, e in self.envs.items()},
+                fingerprint=self.original, envs=self.envs)
+        return self._programs
+
+    def run(self, item: dict[str, Any], sizes: dict[str, Any], seed: int) -> dict[str, Any]:
+        ms = MutantSource(Mutant(**item["mutant"]), item["statement_code"])
+        try:
+            return run_mutant(self.specs, self.module, ms, self.original, sizes, seed,
+                              self.programs)
+        except Exception as e:
+            traceback.print_exc(file=sys.stderr)
+            return {**ms.mutant.to_json(), "killed_by": "property", "equivalent": False,
+                    "mode": None, "equivalence": "",
+                    "detail": f"crash: {type(e).__name__}: {e}"[:300]}
+
+
 def _worker(task_file: str) -> int:
     """Worker process: mutants of one chunk, one JSON line per event on stdout."""
-    import jax
-
     task = json.loads(Path(task_file).read_text())
-    cache = task.get("jax_cache")
-    if cache:  # unchanged functions (reset...) compile once for all mutants
-        jax.config.update("jax_compilation_cache_dir", cache)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
-    from envport.core.registry import spec as get_spec
-
-    spec = get_spec(task["env"])
-    module = importlib.import_module(task["module"])
-    if _digest(module) != task["digest"]:  # the mutants were made from another version
-        print(f"{inspect.getfile(module)} changed since its mutants were generated; rerun",
-              file=sys.stderr)
+    try:
+        original = _Original(task["env"], task["module"], task["digest"], task.get("jax_cache"))
+    except RuntimeError as e:
+        print(e, file=sys.stderr)
         return 3
-    specs = mode_specs(spec)
-    original_envs = {s.mode_name: s.make() for s in specs}
-    original = {mode: fingerprint(env) for mode, env in original_envs.items()}
-    programs: dict[str, Any] = {}
-
-    def original_programs() -> dict[str, Any]:  # compiled once, and only if a mutant survives
-        if not programs:  # (called with no mutant applied)
-            programs.update(programs={m: compiled_programs(e) for m, e in original_envs.items()},
-                            fingerprint=original, envs=original_envs)
-        return programs
-
     for item in task["mutants"]:
-        ms = MutantSource(Mutant(**item["mutant"]), item["statement_code"])
-        print(json.dumps({"event": "start", "id": ms.mutant.id}), flush=True)
-        try:
-            result = run_mutant(specs, module, ms, original, task["sizes"], task["seed"],
-                                original_programs)
-        except Exception as e:
-            result = {**ms.mutant.to_json(), "killed_by": "property", "equivalent": False,
-                      "mode": None, "equivalence": "",
-                      "detail": f"crash: {type(e).__name__}: {e}"[:300]}
-            traceback.print_exc(file=sys.stderr)
+        print(json.dumps({"event": "start", "id": item["mutant"]["id"]}), flush=True)
+        result = original.run(item, task["sizes"], task["seed"])
         print(json.dumps({"event": "result", "result": result}), flush=True)
     return 0
+
+
+# A Ray worker process runs many mutant tasks one after the other: it keeps the original's
+# environments and fingerprints between them, as a local worker does over its chunk.
+_RAY_ORIGINALS: dict[tuple[str, str, str], _Original] = {}
+
+
+def _ray_mutant(task: dict[str, Any]) -> dict[str, Any]:
+    """A Ray task: one mutant's verdict (what a local worker prints as its result event)."""
+    import tempfile
+
+    key = (task["env"], task["module"], task["digest"])
+    if key not in _RAY_ORIGINALS:
+        cache = Path(tempfile.gettempdir()) / f"envport-mutate-jax-{task['digest'][:16]}"
+        _RAY_ORIGINALS[key] = _Original(*key, str(cache))
+    return _RAY_ORIGINALS[key].run(task["item"], task["sizes"], task["seed"])
 
 
 def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int = 2,
                  operators: tuple[str, ...] = tuple(OPERATORS), seed: int = 0,
                  states: int = 1000, episodes: int = 4, examples: int = 4, samples: int = 10000,
                  chunk: int = 8, timeout_s: float = 300.0, progress: Progress | None = None,
-                 only: list[str] | None = None) -> MutationReport:
+                 only: list[str] | None = None, ray: str | None = None) -> MutationReport:
     """Generate mutants of ``env_name``'s translation and run the hierarchy on each, in every
-    mode it declares. Bad settings raise ValueError before any work starts."""
+    mode it declares: in ``workers`` local processes, or as Ray tasks on the cluster at ``ray``
+    (an address, or ``"auto"``; ``workers`` and ``chunk`` then do not apply). Bad settings raise
+    ValueError before any work starts."""
     from envport.core.registry import spec as get_spec
+    from envport.scale import check_address, require_ray
 
     spec = get_spec(env_name)
     sizes = {"states": states, "episodes": episodes, "examples": examples, "samples": samples}
@@ -194,6 +223,9 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
         raise ValueError(f"max_mutants must be at least 1 (or None for all), got {max_mutants}")
     if not timeout_s > 0:
         raise ValueError(f"timeout must be positive, got {timeout_s}")
+    if ray is not None:
+        check_address(ray)
+        require_ray()
     unknown_ops = sorted(set(operators) - set(OPERATORS))
     if unknown_ops or not operators:
         raise ValueError(f"unknown operator(s) {unknown_ops or '(none given)'}; known: "
@@ -213,15 +245,21 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
     if not chosen:
         raise ValueError(f"no mutants to run: {Path(inspect.getfile(module)).name} gives none "
                          f"for operators {', '.join(operators)}")
+    settings = {**sizes, "seed": seed, "workers": workers, "operators": list(operators),
+                "max_mutants": max_mutants, "modes": [s.mode_name for s in mode_specs(spec)]}
+    if ray is not None:
+        settings["ray"] = ray
     report = MutationReport(env_name, inspect.getfile(module), generated=len(every),
-                            settings={**sizes, "seed": seed, "workers": workers,
-                                      "operators": list(operators), "max_mutants": max_mutants,
-                                      "modes": [s.mode_name for s in mode_specs(spec)]})
+                            settings=settings)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="envport-mutate-") as tmp:
-        pool = _Pool(env_name, module.__name__, sizes, seed, Path(tmp), workers, chunk,
-                     timeout_s, _digest(module))
-        for result in pool.run(chosen):
+        if ray is None:
+            results = _Pool(env_name, module.__name__, sizes, seed, Path(tmp), workers, chunk,
+                            timeout_s, _digest(module)).run(chosen)
+        else:
+            results = _ray_verdicts(ray, env_name, module.__name__, sizes, seed, timeout_s,
+                                    _digest(module), chosen)
+        for result in results:
             report.results.append(result)
             if progress:
                 progress(result, len(report.results), len(chosen))
@@ -229,6 +267,48 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
     report.results.sort(key=lambda r: order[r["id"]])
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _verdict(ms: MutantSource, killed_by: str, detail: str) -> dict[str, Any]:
+    """The result of a mutant that gave none itself (it hung, or its worker died)."""
+    return {**ms.mutant.to_json(), "killed_by": killed_by, "detail": detail, "mode": None,
+            "equivalent": False, "equivalence": ""}
+
+
+CRASH = "the worker process died while verifying it (crash)"
+
+
+def _ray_verdicts(address: str, env: str, module: str, sizes: dict[str, int], seed: int,
+                  timeout_s: float, digest: str, mutants: list[MutantSource]
+                  ) -> Iterator[dict[str, Any]]:
+    """Each mutant a Ray task, at most one per CPU of the cluster at a time; verdicts as they
+    come, recorded as the local pool records them (a timeout, a crash)."""
+    from envport.scale import RayExecutor
+
+    ex = RayExecutor(address)
+    tasks = [{"env": env, "module": module, "digest": digest, "sizes": sizes, "seed": seed,
+              "item": {"mutant": m.mutant.to_json(), "statement_code": m.statement_code}}
+             for m in mutants]
+    # As in a local worker: one XLA thread pool per task, the tasks are the parallelism.
+    env_vars = {"XLA_FLAGS": os.environ.get("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false"),
+                "PYTHONUNBUFFERED": "1"}
+    try:
+        # One retry: a worker that dies twice on the same mutant is the mutant's doing (the
+        # local pool calls it a crash at once); a single loss may be the cluster's.
+        for out in ex.outcomes(_ray_mutant, tasks, timeout_s=timeout_s, max_retries=1,
+                               env_vars=env_vars):
+            ms = mutants[out.index]
+            if out.failure is None:
+                yield out.value
+            elif out.failure == "timeout":
+                yield _verdict(ms, "timeout", f"no verdict within {timeout_s:.0f} s")
+            elif out.failure == "crash":
+                yield _verdict(ms, "property", CRASH)
+            else:  # the task itself failed (not the mutant: run_mutant catches its errors)
+                raise RuntimeError(f"the Ray task of mutant {ms.mutant.id} failed: "
+                                   f"{out.detail}")
+    finally:
+        ex.close()
 
 
 class _Pool:
@@ -249,7 +329,7 @@ class _Pool:
             "jax_cache": self.jax_cache, "digest": self.digest,
             "mutants": [{"mutant": m.mutant.to_json(), "statement_code": m.statement_code}
                         for m in batch]}))
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": _own_path()}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": own_path()}
         # One XLA thread pool per worker: the workers themselves are the parallelism.
         env.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
         with open(self.tmp / f"task-{n}.log", "w") as log:  # the child keeps its own handle
@@ -268,8 +348,7 @@ class _Pool:
         launched = barren = 0
 
         def verdict(mid: str, killed_by: str, detail: str) -> dict[str, Any]:
-            return {**by_id[mid].mutant.to_json(), "killed_by": killed_by, "detail": detail,
-                    "mode": None, "equivalent": False, "equivalence": ""}
+            return _verdict(by_id[mid], killed_by, detail)
 
         def reader(n: int, proc: subprocess.Popen[str]) -> None:
             assert proc.stdout is not None
@@ -316,8 +395,7 @@ class _Pool:
                     if w["current"] in left:  # it died on this one: the interpreter crashed
                         left.remove(w["current"])
                         w["done"] += 1
-                        yield verdict(w["current"], "property",
-                                      "the worker process died while verifying it (crash)")
+                        yield verdict(w["current"], "property", CRASH)
                     barren = barren + 1 if w["done"] == 0 else 0
                     if barren >= 3:  # workers die before any mutant: a setup problem
                         log = (self.tmp / f"task-{n}.log").read_text()[-3000:]
