@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The test command: installs (quick when already installed), then runs the default suite.
-# The long equivalence runs are marked `slow`; run them with `python -m pytest -m slow` or with
-# `envport verify ENV`.
+# The test command: installs (quick when already installed), checks the code (ruff, mypy), then
+# runs the default suite. The long equivalence runs are marked `slow`; run them with
+# `python -m pytest -m slow` or with `envport verify ENV`.
 set -uo pipefail
 cd "$(dirname "$0")"
 bash install.sh --no-run || exit 1
+python3 -m ruff check . || exit 1
+python3 -m mypy || exit 1
 python3 -m pytest -q "$@"
 code=$?
 if [ "$code" -eq 5 ]; then

@@ -28,7 +28,7 @@ import contextvars
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -78,7 +78,7 @@ class Outcome:
 
 class Executor(Protocol):
     def imap(self, fn: Callable[[Any], Any], items: Iterable[Any], *,
-             env_vars: dict[str, str] | None = None) -> Iterator[Any]:
+             env_vars: dict[str, str] | None = None) -> Generator[Any, None, None]:
         """``fn(item)`` for each item, in order, lazily; a failed task raises."""
         ...
 
@@ -88,7 +88,7 @@ class InProcess:
     (what L3 does without ``--ray``)."""
 
     def imap(self, fn: Callable[[Any], Any], items: Iterable[Any], *,
-             env_vars: dict[str, str] | None = None) -> Iterator[Any]:
+             env_vars: dict[str, str] | None = None) -> Generator[Any, None, None]:
         for item in items:
             yield fn(item)
 
@@ -122,7 +122,7 @@ class RayExecutor:
                                 runtime_env=runtime_env)(fn)
 
     def imap(self, fn: Callable[[Any], Any], items: Iterable[Any], *,
-             env_vars: dict[str, str] | None = None) -> Iterator[Any]:
+             env_vars: dict[str, str] | None = None) -> Generator[Any, None, None]:
         ray = self._ray
         remote = self._remote(fn, DEFAULT_RETRIES, env_vars)
         todo, window = iter(items), 2 * self.cpus  # a few queued: no worker waits for work

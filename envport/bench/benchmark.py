@@ -51,7 +51,7 @@ def ratios(results: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dic
     jax_best = best.get("jax", {})
     others = [b for b in best if b != "jax"]
     sizes = sorted({n for at in best.values() for n in at})
-    by_batch = []
+    by_batch: list[dict[str, Any]] = []
     for n in sizes:
         sps = {b: best[b][n]["steps_per_second"] for b in best if n in best[b]}
         ratio = {b: sps["jax"] / sps[b] for b in others if "jax" in sps and b in sps}

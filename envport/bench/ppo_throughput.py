@@ -281,7 +281,7 @@ def plot_ppo_benchmark(result: dict[str, Any], path: str | os.PathLike[str]) -> 
             ax.bar(xs, shares, 0.6, bottom=bottom, label=phase)
             bottom += shares
         for x, r in zip(xs, rows, strict=True):
-            ax.text(x, 1.02, f"{r['sps']:,.0f}\nsteps/s", ha="center", fontsize=7)
+            ax.text(float(x), 1.02, f"{r['sps']:,.0f}\nsteps/s", ha="center", fontsize=7)
         ax.set_xticks(xs, [f"{r['model_size']}\n{r['backend']}" for r in rows], fontsize=8)
         ax.set_ylim(0, 1.2)
         ax.set_ylabel("share of a PPO iteration")

@@ -21,7 +21,7 @@ import dataclasses
 import functools
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -76,13 +76,14 @@ class _NoClock(PhaseClock):
 NO_CLOCK: PhaseClock = _NoClock()
 
 REP, BAT, TIME_BAT = PartitionSpec(), PartitionSpec(AXIS), PartitionSpec(None, AXIS)
-RUNNER_SPECS = Runner(REP, BAT, BAT, BAT, BAT, BAT, BAT, REP)
+# A Runner of partition specs, one per field.
+RUNNER_SPECS: Any = Runner(*cast(Any, (REP, BAT, BAT, BAT, BAT, BAT, BAT, REP)))
 # learn(train, traj, last_obs, last_first, last_carry, init_carry, key) -> (train, stats)
 LEARN_SPECS = (REP, TIME_BAT, BAT, BAT, BAT, BAT, REP)
 # Initialisation runs once per run, so it is compiled with XLA's backend optimisations off:
 # several times faster to compile on CPU (orthogonal inits are QR decompositions), same values
 # every time it runs.
-INIT_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
+INIT_COMPILER_OPTIONS: dict[str, Any] = {"xla_backend_optimization_level": 0}
 
 
 class Program:
@@ -299,7 +300,7 @@ def restore_tree(template: Any, leaves: list[np.ndarray]) -> Any:
         if tuple(v.shape) != tuple(want.shape) or v.dtype != want.dtype:
             raise ValueError(f"checkpoint array of shape {v.shape} {v.dtype} where this run has "
                              f"{want.shape} {want.dtype}: saved by a different configuration")
-        x = jax.random.wrap_key_data(v) if _is_key(t) else v
+        x = jax.random.wrap_key_data(jnp.asarray(v)) if _is_key(t) else v
         # A template from jax.eval_shape has no sharding: the default device then.
         out.append(jax.device_put(x, getattr(t, "sharding", None)))
     return jax.tree_util.tree_unflatten(treedef, out)

@@ -238,7 +238,8 @@ def _ensure_runs_on_ray(address: str, name: str, jobs: list[tuple[str, int, Path
     from envport.scale import RayExecutor
 
     summaries: list[dict[str, Any] | None] = [None] * len(jobs)
-    tasks, where = [], []
+    tasks: list[dict[str, Any]] = []
+    where: list[int] = []
     for j, (backend, seed, run_dir) in enumerate(jobs):
         action, done = _plan_run(name, backend, seed, steps, overrides, env_kwargs, run_dir)
         if done is not None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -416,7 +416,7 @@ def _reference_task(task: tuple[EnvSpec, int, list[int], str]
 
 
 def reference_tasks(executor: Executor, spec: EnvSpec, seed: int, episodes: int
-                    ) -> Iterator[tuple[Episode, list[Trajectory]]]:
+                    ) -> Generator[tuple[Episode, list[Trajectory]], None, None]:
     """The reference side of episodes ``0..episodes-1``, in order, from tasks of
     :data:`EPISODES_PER_TASK` episodes on ``executor`` (a few tasks ahead of the consumer)."""
     import uuid

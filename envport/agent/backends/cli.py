@@ -475,7 +475,7 @@ class GeminiCli(_CliBackend):
         problem = super().config_problem(out, result)
         if problem or out.exit_code not in _GEMINI_CONFIG_EXITS:
             return problem
-        what = _GEMINI_CONFIG_EXITS[out.exit_code]  # type: ignore[index]
+        what = _GEMINI_CONFIG_EXITS[out.exit_code]
         fix = self.auth_fix if out.exit_code == 41 else f"Gemini CLI stopped on a {what} error"
         return f"{fix} (exit {out.exit_code}: {result.error[:300] or _tail(out.stderr, 300)!r})"
 

@@ -50,7 +50,7 @@ class CartPole(Environment[CartPoleState, CartPoleParams]):
         if unknown:
             raise ValueError(f"CartPole has no option(s) {unknown}; its params are "
                              f"{[f.name for f in dataclasses.fields(CartPoleParams)]}")
-        self._params = CartPoleParams(**params)
+        self._params = CartPoleParams(**params)  # type: ignore[arg-type]  # checked above
 
     def default_params(self) -> CartPoleParams:
         return self._params

@@ -245,8 +245,9 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
     if not chosen:
         raise ValueError(f"no mutants to run: {Path(inspect.getfile(module)).name} gives none "
                          f"for operators {', '.join(operators)}")
-    settings = {**sizes, "seed": seed, "workers": workers, "operators": list(operators),
-                "max_mutants": max_mutants, "modes": [s.mode_name for s in mode_specs(spec)]}
+    settings: dict[str, Any] = {
+        **sizes, "seed": seed, "workers": workers, "operators": list(operators),
+        "max_mutants": max_mutants, "modes": [s.mode_name for s in mode_specs(spec)]}
     if ray is not None:
         settings["ray"] = ray
     report = MutationReport(env_name, inspect.getfile(module), generated=len(every),
