@@ -53,7 +53,8 @@ Key schedule (documented because tests and users may reproduce it): ``reset(seed
 are refused); every ``reset`` and ``step`` then does ``key, sub = jax.random.split(key)`` and
 gives environment ``i`` the key ``k = jax.random.split(sub, num_envs)[i]``. A step derives its
 step and reset keys from ``k`` as :class:`~envport.core.wrappers.AutoReset` does
-(``fold_in(k, 0)`` and ``fold_in(k, 1)``; Pong's step uses ``k``); a reset uses ``k`` itself.
+(``fold_in(k, 0)`` and ``fold_in(k, 1)``, or ``k`` itself for the reset of an environment whose
+step draws nothing, such as CartPole; Pong's step uses ``k``); a reset uses ``k`` itself.
 
 An environment declares its Gymnasium spaces with a method ``gymnasium_spaces(params) ->
 (observation_space, action_space)`` and its reset info with ``reset_info(state, params) -> dict``

@@ -27,8 +27,8 @@ The state is a :class:`ViewState`: the envport state, gymnax's ``time`` (steps i
 and the step's ``terminated`` / ``truncated`` flags, which gymnax's ``step`` reads back through
 ``is_truncated`` (the translation decides truncation inside its step).
 
-With the same key, the view steps exactly as ``AutoReset(envport.make(name))`` does (the same
-split of the key into step and reset keys). Pong resets itself inside its step when a game ends
+The view steps exactly as ``AutoReset(envport.make(name))`` does given the key it resets from
+(gymnax's ``split(key)[1]``; AutoReset's own schedule derives it otherwise). Pong resets itself inside its step when a game ends
 (PufferLib's convention); gymnax's ``step`` then resets it again from its reset key, as it does
 for every environment: the returned observation starts a fresh game, and
 ``info["final_observation"]`` is the serve of the game Pong had started itself.

@@ -55,7 +55,8 @@ def test_api_shape() -> None:
 
 
 def test_cartpole_view_steps_as_envport_autoreset_under_the_same_keys() -> None:
-    """gymnax's step (inherited) and envport's AutoReset split a key alike: same results."""
+    """gymnax's step (inherited) resets from ``split(key)[1]``; envport's AutoReset resets
+    CartPole (whose step draws nothing) from its key itself: given that key, the same results."""
     env, params = envport_gymnax.make("cartpole", max_steps=30)
     ref = AutoReset(envport.make("cartpole", max_steps=30))
     # Params passed in (traced) on both sides: the same program, so equality is exact (params
@@ -71,7 +72,8 @@ def test_cartpole_view_steps_as_envport_autoreset_under_the_same_keys() -> None:
         keys = jax.random.split(jax.random.key(t + 1), N)
         actions = jnp.asarray(rng.integers(0, 2, N), jnp.int32)
         obs, state, reward, term, trunc, info = step(keys, state, actions, params)
-        res = ref_step(keys, ref_state, actions, params)
+        reset_keys = jax.vmap(lambda k: jax.random.split(k)[1])(keys)
+        res = ref_step(reset_keys, ref_state, actions, params)
         ref_state = res.state
         np.testing.assert_array_equal(obs, res.obs)
         np.testing.assert_array_equal(info["final_observation"], res.info["final_observation"])

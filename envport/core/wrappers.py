@@ -40,10 +40,13 @@ class AutoReset(Environment):
             # Nothing to reset, so no key split (a PRNG call per env per step, as costly as a
             # small env's whole step); the unused key keeps the draws' structure.
             return self.env.sample_draws(key, state, params), key
-        # fold_in rather than split: one PRNG call per derived key, so an env whose step draws
-        # nothing (CartPole) pays only for the reset key (the step key is dead code).
-        step_key, reset_key = jax.random.fold_in(key, 0), jax.random.fold_in(key, 1)
-        return self.env.sample_draws(step_key, state, params), reset_key
+        step_draws = self.env.sample_draws(jax.random.fold_in(key, 0), state, params)
+        if not jax.tree_util.tree_leaves(step_draws):
+            # The step draws nothing (CartPole): the key is the reset's alone. Deriving one
+            # would cost a PRNG call per environment and step, a fifth of CartPole's step.
+            return step_draws, key
+        # fold_in rather than split: one PRNG call per derived key.
+        return step_draws, jax.random.fold_in(key, 1)
 
     def transition(self, state: Any, action: Array, draws: Any, params: Any = None) -> StepResult:
         params = self.default_params() if params is None else params
