@@ -2,7 +2,8 @@
 # Installs envport with everything it needs, at the versions verified together
 # (constraints.txt): the Python dependencies and extras (dev tools, performance peers, agent APIs,
 # Ray), gymnax (without its stale gymnasium pin), the C reference of Pong (built at install time),
-# then runs the main job: `envport run pong` (verify + bench + a report).
+# the pinned pokemon-showdown npm package (Node >= 18), then runs the main job: `envport run pong`
+# (verify + bench + a report).
 # Pass --no-run to install only; any other arguments go to `envport run`.
 # ENVPORT_EXTRAS overrides the extras (default: dev,peers,agents,scale).
 set -euo pipefail
@@ -28,6 +29,8 @@ pip_install -e ".[$EXTRAS]"
 # stale), so it is installed without its dependencies, which the line above already provides.
 case ",$EXTRAS," in *,peers,*) pip_install --no-deps gymnax==1.0.1 ;; esac
 "$PYTHON" -c "import envport.envs.pong.reference as r; r._load()"  # the C build is importable
+# Pokemon Showdown, the Gen 1 battles' reference: the pinned npm package, `npm ci` from its lock.
+bash envport/envs/pokemon_gen1/install_reference.sh
 
 if [ "${1:-}" = "--no-run" ]; then
     exit 0

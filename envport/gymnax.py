@@ -28,9 +28,10 @@ and the step's ``terminated`` / ``truncated`` flags, which gymnax's ``step`` rea
 ``is_truncated`` (the translation decides truncation inside its step).
 
 The view steps exactly as ``AutoReset(envport.make(name))`` does given the key it resets from
-(gymnax's ``split(key)[1]``; AutoReset's own schedule derives it otherwise). Pong resets itself inside its step when a game ends
-(PufferLib's convention); gymnax's ``step`` then resets it again from its reset key, as it does
-for every environment: the returned observation starts a fresh game, and
+(gymnax's ``split(key)[1]``; AutoReset's own schedule derives it otherwise). Pong resets itself
+inside its step when a game ends (PufferLib's convention); gymnax's ``step`` then resets it
+again from its reset key, as it does for every environment: the returned observation starts a
+fresh game, and
 ``info["final_observation"]`` is the serve of the game Pong had started itself.
 
 Needs gymnax (an optional extra: ``pip install --no-deps gymnax==1.0.1``, whose package imports
