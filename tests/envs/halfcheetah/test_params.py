@@ -23,7 +23,9 @@ from envport.envs.halfcheetah.jax_env import HalfCheetah
 from envport.envs.halfcheetah.reference import HalfCheetahReference
 from envport.verify.compare import compare_fields, step_fields
 
-N = 64  # param sets per call: one compiled program for all of them
+# Param sets per call, one compiled program for all of them: more than jax_env.CHUNK and not a
+# multiple of the chunk size, so the batch runs as chunks, the last padded.
+N = 301
 
 
 def tolerance_for(name: str):
@@ -88,7 +90,7 @@ def vstep(env):
 
 @pytest.fixture(scope="module")
 def calls(env, vstep):
-    """Two calls of the one compiled step, each on 64 new param sets and states."""
+    """Two calls of the one compiled step, each on N new param sets and states."""
     rng = np.random.default_rng(0)
     out = []
     for call in range(2):
@@ -99,7 +101,7 @@ def calls(env, vstep):
     return out
 
 
-def test_one_compiled_step_serves_64_param_sets_each_like_its_reference(env, vstep, calls):
+def test_one_compiled_step_serves_301_param_sets_each_like_its_reference(env, vstep, calls):
     for call, (_, res, expected) in enumerate(calls):
         bad = row_diffs(res, expected)
         assert not bad, f"call {call}: {len(bad)} of {N} rows differ, e.g. {bad[:2]}"
@@ -142,18 +144,18 @@ def test_params_and_states_vmapped_separately(env):
     assert not bad, f"{len(bad)} of 12 rows differ, e.g. {bad[:2]}"
 
 
-def test_reset_noise_scale_and_reward_weights_are_data(env):
+def test_reset_noise_scale_and_reward_weights_are_data(env, vstep):
     base = env.default_params()
-    params = tree_stack([dataclasses.replace(base, reset_noise_scale=s, ctrl_cost_weight=c)
-                         for s, c in ((0.01, 0.0), (0.5, 1.0))])
-    keys = jax.random.split(jax.random.key(0), 2)
+    rows = [dataclasses.replace(base, reset_noise_scale=0.01, ctrl_cost_weight=0.0),
+            dataclasses.replace(base, reset_noise_scale=0.5, ctrl_cost_weight=1.0)]
+    params = tree_stack(rows + [base] * (N - 2))
+    keys = jax.random.split(jax.random.key(0), N)
     states, _ = jax.jit(jax.vmap(env.reset))(keys, params)
     dev = np.abs(np.asarray(states.qpos) - env.model.init_qpos)
-    assert dev[0].max() <= 0.01 and dev[1].max() > 0.05
-    res = jax.jit(jax.vmap(lambda s, a, p: env.transition(s, a, (), p)))(
-        states, jnp.ones((2, 6)), params)
+    assert dev[0].max() <= 0.01 and dev[1].max() > 0.05 and 0.05 < dev[2:].max() <= 0.1
+    res = vstep(states, jnp.ones((N, 6)), params)
     ctrl = np.asarray(res.info["reward_ctrl"])
-    assert ctrl[0] == 0.0 and ctrl[1] == pytest.approx(-6.0)
+    assert ctrl[0] == 0.0 and ctrl[1] == pytest.approx(-6.0) and ctrl[2] == pytest.approx(-0.6)
 
 
 def test_bad_params_fail_early():
