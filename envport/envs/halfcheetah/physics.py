@@ -358,10 +358,19 @@ def crb_entries(cm: CheetahModel, cd: Array, composite: dict[int, Array]
     out = {}
     for i in range(cm.nv):
         b = int(cm.dof_body[i])
-        y = sym_matvec(composite[b], cd[i]) if b in composite else None
-        for j in _path(cm, i):
-            out[(i, j)] = dot3(cd[j], y) if y is not None else jnp.zeros_like(cd[i, 0])
-    return materialize(out)
+        path = _path(cm, i)
+        if b not in composite:
+            for j in path:
+                out[(i, j)] = jnp.zeros_like(cd[i, 0])
+            continue
+        # The whole path at once (one array, not one per entry: XLA's CPU backend runs a
+        # kernel per materialised array, and kernels of one scalar per environment are mostly
+        # launch overhead).
+        y = sym_matvec(composite[b], cd[i])
+        row = materialize(dot3(jnp.moveaxis(take(cd, path), 1, 0), y))
+        for n, j in enumerate(path):
+            out[(i, j)] = row[n]
+    return out
 
 
 def mass_entries(cm: CheetahModel, cd: Array, inert: Array, dyn: Dynamics | None = None
@@ -546,30 +555,28 @@ def jac_mul(cm: CheetahModel, jac: RowJacobian, x: Array) -> Array:
             v = jac.cd[j] * x[j] if v is None else v + jac.cd[j] * x[j]
         vel[b] = v
     vel = materialize(vel)
-    rows = [jac.limit_sign[k] * x[int(j)] for k, j in enumerate(cm.limit_dof)]
-    for c, b in enumerate(_contact_body(cm)):
-        f0 = jac.friction0[c]
-        V = vel[int(b)]
-        vx = V[1] + V[0] * jac.lever[c, 0]              # velocity of the contact point
-        vz = V[2] + V[0] * jac.lever[c, 1]
-        vn = jac.normal[c, 0] * vx + jac.normal[c, 1] * vz
-        vt = f0 * (jac.tangent[c, 0] * vx + jac.tangent[c, 1] * vz)
-        rows += [vn + vt, vn - vt, vn]
-    return materialize(jnp.stack(rows))
+    limits = jac.limit_sign * take(x, cm.limit_dof)
+    # Every contact at once (arrays over contacts, see crb_entries).
+    V = jnp.stack([vel[int(b)] for b in _contact_body(cm)])  # (ncon, 3, ...)
+    vx = V[:, 1] + V[:, 0] * jac.lever[:, 0]              # velocity of the contact point
+    vz = V[:, 2] + V[:, 0] * jac.lever[:, 1]
+    vn = jac.normal[:, 0] * vx + jac.normal[:, 1] * vz
+    vt = jac.friction0 * (jac.tangent[:, 0] * vx + jac.tangent[:, 1] * vz)
+    rows = jnp.stack([vn + vt, vn - vt, vn], axis=1)
+    return materialize(jnp.concatenate([limits, rows.reshape(-1, *rows.shape[2:])]))
 
 
 def jac_t_mul(cm: CheetahModel, jac: RowJacobian, f: Array) -> Array:
     """J' f (nv,) for row forces f (nefc,) (a weight-2 row's force counted twice by the caller)."""
     nl, k = cm.nlimit, ROWS_PER_CONTACT
-    spatial = []
-    for c in range(cm.ncon):
-        f0 = jac.friction0[c]
-        fa, fb, fc = f[nl + k * c], f[nl + k * c + 1], f[nl + k * c + 2]
-        fn, ft = fa + fb + fc, f0 * (fa - fb)
-        px = jac.normal[c, 0] * fn + jac.tangent[c, 0] * ft     # force at the point
-        pz = jac.normal[c, 1] * fn + jac.tangent[c, 1] * ft
-        # As a spatial force about c0: torque u . P (the power of a unit rotation), then P.
-        spatial.append(jnp.stack([jac.lever[c, 0] * px + jac.lever[c, 1] * pz, px, pz]))
+    F = f[nl:].reshape(cm.ncon, k, *f.shape[1:])        # every contact at once
+    fa, fb, fc = F[:, 0], F[:, 1], F[:, 2]
+    fn, ft = fa + fb + fc, jac.friction0 * (fa - fb)
+    px = jac.normal[:, 0] * fn + jac.tangent[:, 0] * ft     # force at the point
+    pz = jac.normal[:, 1] * fn + jac.tangent[:, 1] * ft
+    # As a spatial force about c0: torque u . P (the power of a unit rotation), then P.
+    spatial = materialize(jnp.stack([jac.lever[:, 0] * px + jac.lever[:, 1] * pz, px, pz],
+                                    axis=1))
     total = subtree_sums(cm, _per_body(cm, spatial))
     qfrc = [dot3(jac.cd[j], total[int(cm.dof_body[j])]) for j in range(cm.nv)]
     for n, j in enumerate(cm.limit_dof):
@@ -586,19 +593,17 @@ def constraint_hessian(cm: CheetahModel, jac: RowJacobian, d: Array
     S(u) = [u | I] that is cdof_i' (S'KS) cdof_j, S'KS = [[u'Ku, (Ku)'], [Ku, K]]: a spatial
     matrix of the contact's body, summed over subtrees and projected like mj_crb."""
     nl, k = cm.nlimit, ROWS_PER_CONTACT
-    spatial = []
-    for c in range(cm.ncon):
-        f0 = jac.friction0[c]
-        da, db, dc = d[nl + k * c], d[nl + k * c + 1], d[nl + k * c + 2]
-        kn, knt, kt = da + db + dc, f0 * (da - db), jac.friction0_sq[c] * (da + db)
-        nx, nz = jac.normal[c, 0], jac.normal[c, 1]
-        tx, tz = jac.tangent[c, 0], jac.tangent[c, 1]
-        kxx = kn * nx * nx + 2 * knt * nx * tx + kt * tx * tx
-        kxz = kn * nx * nz + knt * (nx * tz + tx * nz) + kt * tx * tz
-        kzz = kn * nz * nz + 2 * knt * nz * tz + kt * tz * tz
-        ux, uz = jac.lever[c, 0], jac.lever[c, 1]
-        kux, kuz = kxx * ux + kxz * uz, kxz * ux + kzz * uz
-        spatial.append(jnp.stack([ux * kux + uz * kuz, kux, kuz, kxx, kxz, kzz]))
+    D = d[nl:].reshape(cm.ncon, k, *d.shape[1:])        # every contact at once
+    da, db, dc = D[:, 0], D[:, 1], D[:, 2]
+    kn, knt, kt = da + db + dc, jac.friction0 * (da - db), jac.friction0_sq * (da + db)
+    nx, nz = jac.normal[:, 0], jac.normal[:, 1]
+    tx, tz = jac.tangent[:, 0], jac.tangent[:, 1]
+    kxx = kn * nx * nx + 2 * knt * nx * tx + kt * tx * tx
+    kxz = kn * nx * nz + knt * (nx * tz + tx * nz) + kt * tx * tz
+    kzz = kn * nz * nz + 2 * knt * nz * tz + kt * tz * tz
+    ux, uz = jac.lever[:, 0], jac.lever[:, 1]
+    kux, kuz = kxx * ux + kxz * uz, kxz * ux + kzz * uz
+    spatial = materialize(jnp.stack([ux * kux + uz * kuz, kux, kuz, kxx, kxz, kzz], axis=1))
     out = crb_entries(cm, jac.cd, subtree_sums(cm, _per_body(cm, spatial)))
     for n, j in enumerate(cm.limit_dof):
         out[(int(j), int(j))] = out[(int(j), int(j))] + d[n]   # (+-1)^2 d
@@ -684,7 +689,7 @@ def constraints(cm: CheetahModel, kin: Kinematics, cd: Array, con: Contacts,
                       jnp.where(lower, 1.0, -1.0).astype(q.dtype), dyn.friction0,
                       dyn.friction0_sq)
     eye = np.eye(cm.nv)
-    J = jnp.stack([jac_mul(cm, jac, jnp.asarray(eye[j], q.dtype)) for j in range(cm.nv)], axis=1)
+    J = jnp.stack([jac_mul(cm, jac, bcast(eye[j], qpos)) for j in range(cm.nv)], axis=1)
     pos = jnp.concatenate([lim_pos, jnp.repeat(con.dist, k, axis=0)])
     margin = bcast(np.concatenate([cm.limit_margin,
                                    np.repeat(np.repeat(cm.cap_includemargin, 2), k)]), pos)
