@@ -69,17 +69,50 @@ _make_bridge = lazy("envport.envs.halfcheetah.bridge:HalfCheetahBridge")
 FLOAT32_STAGE_ULPS = 2
 
 
-def _perturbed_float32(copy: int = 0):
+def _perturbed_float32(copy: int = 0, params: dict[str, Any] | None = None):
     """MuJoCo carrying float32 rounding where a float32 implementation incurs it (above)."""
     return _make_reference(noise=FLOAT32_STAGE_ULPS * FLOAT32_EPS, round_float32=True,
-                           noise_seed=copy, stages=True)
+                           noise_seed=copy, stages=True, params=params)
 
 
-def _perturbed_float64(copy: int = 0):
+def _perturbed_float64(copy: int = 0, params: dict[str, Any] | None = None):
     """MuJoCo carrying float64 rounding error at the level of a float64 re-implementation: every
     stage jittered by 4 float64 ulps (``reference.rounded_mj_step``, no float32 rounding)."""
     return _make_reference(noise=4 * FLOAT64_EPS, round_float32=False, noise_seed=copy,
-                           stages=True)
+                           stages=True, params=params)
+
+
+def sample_params(rng: np.random.Generator) -> dict[str, Any]:
+    """One random non-default param set, by the names of ``HalfCheetahParams`` (the keys the
+    reference's ``params=`` takes): every body mass and principal moment x U(0.8, 1.2), every
+    geom's friction x U(0.5, 1.5), joint damping, armature and stiffness x U(0.5, 1.5) per dof,
+    motor gears x U(0.8, 1.2), gravity x U(0.9, 1.1), the reward weights and reset noise drawn
+    around Gymnasium's defaults. Values are float32 numbers (as float64 arrays), so a float32
+    translation and the float64 reference are given the same params.
+
+    JAX side: ``dataclasses.replace(env.default_params(), **sample_params(rng))``; reference:
+    ``HalfCheetahReference(params=sample_params(rng))``."""
+    from envport.envs.halfcheetah.model import cheetah_model
+
+    cm = cheetah_model()
+
+    def f32(x: Any) -> Any:
+        a = np.asarray(x, np.float64).astype(np.float32).astype(np.float64)
+        return float(a) if a.ndim == 0 else a
+
+    return {
+        "body_mass": f32(cm.body_mass * rng.uniform(0.8, 1.2, cm.nbody)),
+        "body_inertia": f32(cm.body_inertia * rng.uniform(0.8, 1.2, (cm.nbody, 3))),
+        "geom_friction": f32(cm.geom_friction * rng.uniform(0.5, 1.5, (cm.ngeom, 1))),
+        "dof_damping": f32(cm.dof_damping * rng.uniform(0.5, 1.5, cm.nv)),
+        "dof_armature": f32(cm.dof_armature * rng.uniform(0.5, 1.5, cm.nv)),
+        "jnt_stiffness": f32(cm.dof_stiffness * rng.uniform(0.5, 1.5, cm.nv)),
+        "actuator_gear": f32(cm.act_gear * rng.uniform(0.8, 1.2, cm.nu)),
+        "gravity": f32(cm.gravity3 * rng.uniform(0.9, 1.1)),
+        "forward_reward_weight": f32(rng.uniform(0.5, 2.0)),
+        "ctrl_cost_weight": f32(rng.uniform(0.05, 0.2)),
+        "reset_noise_scale": f32(rng.uniform(0.05, 0.15)),
+    }
 
 
 def random_action(rng: np.random.Generator) -> np.ndarray:

@@ -9,12 +9,16 @@ quantity; a check raises ``AssertionError`` naming the quantity, the worst state
 
 The JAX side runs under ``jax.enable_x64(True)`` (a context: nothing else in the process changes
 precision) with float64 inputs, so the comparison is of the algorithm, not of float32 rounding.
+
+With ``param_seed`` every state gets its own random params (``sample_params``: masses, inertias,
+frictions, damping, armature, stiffness, gears, gravity): MuJoCo's model is edited to them state
+by state, and the JAX side takes them as traced data, vmapped with the states.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -23,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envport.envs.halfcheetah import physics
-from envport.envs.halfcheetah.model import cheetah_model, mj_model
+from envport.envs.halfcheetah.model import cheetah_model, load_mj_model
 
 RTOL = 1e-5  # the issue's bar for every stage in float64 mode
 
@@ -34,6 +38,25 @@ class Samples:
     qvel: np.ndarray   # (n, 9)
     ctrl: np.ndarray   # (n, 6)
     origin: tuple[str, ...]
+    # Per state: the model params it is computed with (None: the compiled model's).
+    params: tuple[dict[str, Any], ...] | None = None
+
+    def __getitem__(self, index: slice) -> Samples:
+        return Samples(self.qpos[index], self.qvel[index], self.ctrl[index], self.origin[index],
+                       None if self.params is None else self.params[index])
+
+
+def with_random_params(s: Samples, seed: int) -> Samples:
+    """``s`` with a random model param set per state (``sample_params``)."""
+    from envport.envs.halfcheetah import sample_params
+
+    rng = np.random.default_rng(seed)
+    model_names = tuple(physics.model_values(cheetah_model()))
+    params = []
+    for _ in range(len(s.qpos)):
+        values = sample_params(rng)
+        params.append({k: values[k] for k in model_names})
+    return replace(s, params=tuple(params))
 
 
 def bounding_policy(obs: np.ndarray, rng: np.random.Generator, t: int = 0) -> np.ndarray:
@@ -105,10 +128,14 @@ def mujoco_stages(s: Samples) -> list[dict[str, Any]]:
     """Per state: what MuJoCo computes for each stage (mj_forward after setting the state)."""
     import mujoco
 
-    m = mj_model()
+    from envport.envs.halfcheetah.reference import apply_model_params
+
+    m = load_mj_model()  # a private copy: its fields are edited
+    defaults = physics.model_values(cheetah_model())
     d = mujoco.MjData(m)
     out = []
-    for q, v, u in zip(s.qpos, s.qvel, s.ctrl, strict=True):
+    for i, (q, v, u) in enumerate(zip(s.qpos, s.qvel, s.ctrl, strict=True)):
+        apply_model_params(m, defaults if s.params is None else s.params[i])
         mujoco.mj_resetData(m, d)
         d.qpos[:], d.qvel[:], d.ctrl[:] = q, v, u
         mujoco.mj_kinematics(m, d)
@@ -140,10 +167,11 @@ def mujoco_stages(s: Samples) -> list[dict[str, Any]]:
 def _jax_forward() -> Callable:
     cm = cheetah_model()
 
-    def one(q: jax.Array, v: jax.Array, u: jax.Array) -> dict[str, jax.Array]:
+    def one(q: jax.Array, v: jax.Array, u: jax.Array, dyn: physics.Dynamics
+            ) -> dict[str, jax.Array]:
         # mj_resetData leaves qacc_warmstart = 0: MuJoCo's solver starts from the better of
         # 0 and qacc_smooth, and so does this one (the iterates, not just the minimiser, match).
-        f = physics.forward(cm, q, v, u, jnp.zeros_like(v))
+        f = physics.forward(cm, q, v, u, jnp.zeros_like(v), dyn=dyn)
         kin = f.kin
         return {
             "xpos": physics.to_world(kin, kin.xpos), "xmat": physics.rotation_matrix(kin.xang),
@@ -161,11 +189,25 @@ def _jax_forward() -> Callable:
     return jax.jit(jax.vmap(one))
 
 
+def sample_dynamics(s: Samples) -> physics.Dynamics:
+    """Per state (leading axis), the :class:`physics.Dynamics` of its params (float64)."""
+    cm = cheetah_model()
+    if s.params is None:
+        rows = [physics.default_dynamics(cm)] * len(s.qpos)
+    else:
+        rows = [physics.dynamics(cm, {k: np.asarray(v, np.float64) for k, v in p.items()}, np)
+                for p in s.params]
+    return physics.Dynamics(*(np.stack(x) for x in zip(*rows, strict=True)))
+
+
 def jax_stages(s: Samples) -> dict[str, np.ndarray]:
+    """The JAX pipeline's stages on the samples; the params are traced arguments (one compiled
+    program for the compiled model's values and for random ones)."""
     with jax.enable_x64(True):
         args = (jnp.asarray(s.qpos, jnp.float64), jnp.asarray(s.qvel, jnp.float64),
                 jnp.asarray(s.ctrl, jnp.float64))
-        return {k: np.asarray(v) for k, v in _jax_forward()(*args).items()}
+        dyn = jax.tree.map(lambda x: jnp.asarray(x, jnp.float64), sample_dynamics(s))
+        return {k: np.asarray(v) for k, v in _jax_forward()(*args, dyn).items()}
 
 
 # ------------------------------------------------------------------------------ comparison
@@ -268,15 +310,21 @@ STAGES: dict[str, tuple[str, ...]] = {
 
 
 @cache
-def stage_errors(n: int = 120, seed: int = 0) -> tuple[dict[str, tuple[float, int]], Samples]:
-    """Worst error per quantity over ``n`` sampled states (computed once per process)."""
+def stage_errors(n: int = 120, seed: int = 0, param_seed: int | None = None
+                 ) -> tuple[dict[str, tuple[float, int]], Samples]:
+    """Worst error per quantity over ``n`` sampled states (computed once per process), with
+    the compiled model's params or (``param_seed``) random params per state."""
     s = rollout_states(n, seed)
+    if param_seed is not None:
+        s = with_random_params(s, param_seed)
     return compare(s, mujoco_stages(s), jax_stages(s)), s
 
 
-def check_stage(stage: str, n: int = 120, seed: int = 0, rtol: float = RTOL) -> None:
-    """Raise ``AssertionError`` if any quantity of ``stage`` misses MuJoCo by more than rtol."""
-    worst, s = stage_errors(n, seed)
+def check_stage(stage: str, n: int = 120, seed: int = 0, rtol: float = RTOL,
+                param_seed: int | None = None) -> None:
+    """Raise ``AssertionError`` if any quantity of ``stage`` misses MuJoCo by more than rtol
+    (with random params per state when ``param_seed`` is given)."""
+    worst, s = stage_errors(n, seed, param_seed)
     bad = []
     for name in STAGES[stage]:
         if name not in worst:
@@ -288,8 +336,9 @@ def check_stage(stage: str, n: int = 120, seed: int = 0, rtol: float = RTOL) -> 
                        f"qvel={np.array2string(s.qvel[i], precision=4)}, "
                        f"ctrl={np.array2string(s.ctrl[i], precision=3)})")
     if bad:
-        raise Mismatch(f"halfcheetah {stage} differs from MuJoCo (float64, relative to the "
-                       "quantity's magnitude): " + "; ".join(bad))
+        which = "" if param_seed is None else f", random params (seed {param_seed})"
+        raise Mismatch(f"halfcheetah {stage} differs from MuJoCo (float64{which}, relative to "
+                       "the quantity's magnitude): " + "; ".join(bad))
 
 
 def components() -> dict[str, Callable[[], None]]:

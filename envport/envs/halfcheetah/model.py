@@ -35,6 +35,21 @@ MJ_MAXVAL = 1e10
 _TOL = 1e-12  # how far from exact a "planar" quantity may be (rounding of compiled values)
 
 
+# The model fields that are data (HalfCheetah's traced params: domain randomisation vmaps over
+# them), by their MuJoCo names and shapes (counts as named on mujoco.MjModel and CheetahModel);
+# everything else shapes the program and is static. actuator_gear is each motor's first gear
+# component (the only one a joint motor has, checked), gravity is opt.gravity.
+PARAM_SHAPES: dict[str, tuple[str | int, ...]] = {
+    "body_mass": ("nbody",), "body_inertia": ("nbody", 3), "geom_friction": ("ngeom", 3),
+    "dof_damping": ("nv",), "dof_armature": ("nv",), "jnt_stiffness": ("nv",),
+    "actuator_gear": ("nu",), "gravity": (3,)}
+
+
+def param_shape(model: object, name: str) -> tuple[int, ...]:
+    """The shape of model param ``name`` for ``model`` (a CheetahModel or mujoco.MjModel)."""
+    return tuple(int(getattr(model, d)) if isinstance(d, str) else d for d in PARAM_SHAPES[name])
+
+
 class UnsupportedModelError(ValueError):
     """The compiled model breaks an assumption of the planar specialisation."""
 
@@ -85,15 +100,20 @@ def xml_path() -> str:
                         "half_cheetah.xml")
 
 
-@cache
-def mj_model():  # -> mujoco.MjModel (mujoco is imported lazily)
-    """The compiled reference model (cached: compiled once per process)."""
+def load_mj_model():  # -> mujoco.MjModel (mujoco is imported lazily)
+    """A freshly compiled reference model (one to edit)."""
     import mujoco
 
     check_versions()
     with mujoco_warnings_to_python(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="MuJoCo: compiler attribute 'settotalmass'")
         return mujoco.MjModel.from_xml_path(xml_path())
+
+
+@cache
+def mj_model():  # -> mujoco.MjModel
+    """The compiled reference model (cached: compiled once per process; never edit it)."""
+    return load_mj_model()
 
 
 def _y_angle(quat: np.ndarray, what: str) -> float:
@@ -131,6 +151,11 @@ class CheetahModel:
     body_mass: np.ndarray      # (nbody,)
     body_ipos: np.ndarray      # (nbody, 2) centre of mass in the body frame
     body_iyy: np.ndarray       # (nbody,) moment of inertia about y through the centre of mass
+    body_inertia: np.ndarray   # (nbody, 3) MuJoCo's principal moments (body_inertia)
+    # Row y of each body's inertia frame (body_iquat as a matrix): I_yy = sum_k (r_k I_k) r_k for
+    # any principal moments I, and the y-x / y-z products vanish for any I when r is a unit
+    # axis (checked), so the principal moments can be data (params) without leaving the plane.
+    body_iyy_row: np.ndarray   # (nbody, 3)
     body_dofs: tuple[tuple[int, ...], ...]  # dofs of each body in MuJoCo's joint order
     dof_body: np.ndarray       # (nv,)
     dof_parent: tuple[int, ...]  # MuJoCo's dof_parentid (-1 for the first dof)
@@ -168,17 +193,23 @@ class CheetahModel:
     cap_halflen: np.ndarray
     cap_radius: np.ndarray
     cap_friction: np.ndarray   # (ncap, 5) MuJoCo's contact friction vector
+    # The geoms whose sliding friction the contact takes (mj_contactParam): the higher-priority
+    # geom of the pair, else the maximum of both (as friction params are data, this is kept).
+    cap_friction_geoms: tuple[tuple[int, ...], ...]
     cap_solref: np.ndarray     # (ncap, 2) after refsafe
     cap_solimp: np.ndarray     # (ncap, 5)
     cap_margin: np.ndarray     # detection margin
     cap_includemargin: np.ndarray  # margin - gap: a contact is a constraint when dist < this
     cap_invweight: np.ndarray  # translational invweight0 of the capsule's body (floor: 0)
+    ngeom: int
+    geom_friction: np.ndarray  # (ngeom, 3) MuJoCo's geom_friction (sliding, torsional, rolling)
     floor_geom: int
     floor_pos: np.ndarray      # (2,)
     floor_normal: np.ndarray   # (2,)
     # Options.
     timestep: float
     gravity: np.ndarray        # (2,)
+    gravity3: np.ndarray       # (3,) MuJoCo's opt.gravity (y is 0: checked)
     impratio: float
     meaninertia: float
     iterations: int
@@ -218,12 +249,15 @@ def _solimp(solimp: np.ndarray) -> np.ndarray:
     return s
 
 
-def _contact_params(m, g1: int, g2: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """MuJoCo's mj_contactParam for a geom pair: (friction[5], solref, solimp, condim)."""
+def _contact_params(m, g1: int, g2: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, tuple[int, ...]]:
+    """MuJoCo's mj_contactParam for a geom pair: (friction[5], solref, solimp, condim, the geoms
+    whose friction it takes)."""
     if m.geom_priority[g1] != m.geom_priority[g2]:
         g = g1 if m.geom_priority[g1] > m.geom_priority[g2] else g2
         fri, solref, solimp = m.geom_friction[g], m.geom_solref[g], m.geom_solimp[g]
         condim = int(m.geom_condim[g])
+        sources: tuple[int, ...] = (int(g),)
     else:
         condim = int(max(m.geom_condim[g1], m.geom_condim[g2]))
         s1, s2 = float(m.geom_solmix[g1]), float(m.geom_solmix[g2])
@@ -236,8 +270,10 @@ def _contact_params(m, g1: int, g2: int) -> tuple[np.ndarray, np.ndarray, np.nda
         solref = mix * m.geom_solref[g1] + (1 - mix) * m.geom_solref[g2]
         solimp = mix * m.geom_solimp[g1] + (1 - mix) * m.geom_solimp[g2]
         fri = np.maximum(m.geom_friction[g1], m.geom_friction[g2])
+        sources = (int(g1), int(g2))
     friction = np.array([fri[0], fri[0], fri[1], fri[2], fri[2]], dtype=np.float64)
-    return friction, np.asarray(solref, np.float64), np.asarray(solimp, np.float64), condim
+    return (friction, np.asarray(solref, np.float64), np.asarray(solimp, np.float64), condim,
+            sources)
 
 
 def _check_options(m) -> None:
@@ -297,16 +333,22 @@ def from_mjmodel(m) -> CheetahModel:
     body_ipos = np.array([_planar(p, f"body {b} centre of mass") for b, p in
                           enumerate(m.body_ipos)])
     body_iyy = np.zeros(nbody)
+    body_iyy_row = np.zeros((nbody, 3))
+    body_iyy_row[0, 1] = 1.0  # the world body (no inertia)
     for b in range(1, nbody):
         rot = np.zeros(9)
         mujoco.mju_quat2Mat(rot, m.body_iquat[b])
         rot = rot.reshape(3, 3)
         inertia = rot @ np.diag(m.body_inertia[b]) @ rot.T  # in the body frame
         # Planar motion (angular velocity along y) only sees I_yy; the y-x and y-z products of
-        # inertia must vanish or the motion would leave the plane.
+        # inertia must vanish or the motion would leave the plane, and must keep vanishing when
+        # the principal moments are changed (params): y is one of the principal axes.
         _require(abs(inertia[0, 1]) < 1e-9 and abs(inertia[1, 2]) < 1e-9,
                  f"body {b}'s inertia couples y with x or z")
+        _require(np.sum(np.abs(rot[1]) > 1e-9) == 1,
+                 f"body {b}'s y axis is not a principal axis of its inertia")
         body_iyy[b] = inertia[1, 1]
+        body_iyy_row[b] = rot[1]
 
     dof_is_hinge = np.zeros(nv, bool)
     dof_axis = np.zeros((nv, 2))
@@ -354,6 +396,7 @@ def from_mjmodel(m) -> CheetahModel:
     floor_normal = _planar(_plane_normal(m.geom_quat[floor]), "floor normal")
     _require(abs(floor_normal[0]) < _TOL, "the floor is not horizontal (x would matter)")
     caps, friction, solref, solimp, margin, includemargin = [], [], [], [], [], []
+    friction_geoms = []
     for g in geoms:
         if g == floor:
             continue
@@ -369,10 +412,11 @@ def from_mjmodel(m) -> CheetahModel:
         if not collide:
             continue
         _require(m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE, f"geom {g} is not a capsule")
-        fri, sref, simp, condim = _contact_params(m, floor, g)
+        fri, sref, simp, condim, sources = _contact_params(m, floor, g)
         _require(condim == 3, f"geom {g}'s contacts do not have condim 3")
         caps.append(g)
         friction.append(fri)
+        friction_geoms.append(sources)
         solref.append(_solref(sref, h))
         solimp.append(_solimp(simp))
         mg = max(float(m.geom_margin[g]), float(m.geom_margin[floor]))
@@ -387,7 +431,8 @@ def from_mjmodel(m) -> CheetahModel:
         nbody=nbody, nv=nv, nu=nu,
         body_parent=tuple(int(p) for p in m.body_parentid),
         body_pos=body_pos, body_angle=body_angle, body_mass=np.array(m.body_mass),
-        body_ipos=body_ipos, body_iyy=body_iyy, body_dofs=body_dofs,
+        body_ipos=body_ipos, body_iyy=body_iyy, body_inertia=np.array(m.body_inertia),
+        body_iyy_row=body_iyy_row, body_dofs=body_dofs,
         dof_body=np.array(m.dof_bodyid), dof_parent=dof_parent, dof_is_hinge=dof_is_hinge,
         dof_axis=dof_axis, dof_anchor=dof_anchor, dof_ancestor=ancestor,
         dof_armature=np.array(m.dof_armature), dof_damping=np.array(m.dof_damping),
@@ -408,15 +453,18 @@ def from_mjmodel(m) -> CheetahModel:
         cap_pos=np.array([_planar(m.geom_pos[g], f"geom {g} position") for g in cap]),
         cap_angle=np.array([_y_angle(m.geom_quat[g], f"geom {g}") for g in cap]),
         cap_halflen=np.array(m.geom_size[cap, 1]), cap_radius=np.array(m.geom_size[cap, 0]),
-        cap_friction=np.array(friction), cap_solref=np.array(solref),
+        cap_friction=np.array(friction), cap_friction_geoms=tuple(friction_geoms),
+        cap_solref=np.array(solref),
         cap_solimp=np.array(solimp), cap_margin=np.array(margin),
         cap_includemargin=np.array(includemargin),
         # diagApprox's translational weight: capsule body + floor (the world body, weight 0).
         cap_invweight=np.array([m.body_invweight0[b, 0] + m.body_invweight0[0, 0]
                                 for b in m.geom_bodyid[cap]]),
+        ngeom=int(m.ngeom), geom_friction=np.array(m.geom_friction),
         floor_geom=floor, floor_pos=_planar(m.geom_pos[floor], "floor position"),
         floor_normal=floor_normal,
-        timestep=h, gravity=_planar(m.opt.gravity, "gravity"), impratio=float(m.opt.impratio),
+        timestep=h, gravity=_planar(m.opt.gravity, "gravity"),
+        gravity3=np.array(m.opt.gravity), impratio=float(m.opt.impratio),
         meaninertia=float(m.stat.meaninertia), iterations=int(m.opt.iterations),
         ls_iterations=int(m.opt.ls_iterations), ls_tolerance=float(m.opt.ls_tolerance),
         tolerance=float(m.opt.tolerance),

@@ -45,6 +45,8 @@ and the mass matrix and Newton Hessian as their tree-sparse entries (:func:`tree
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import jax
@@ -95,6 +97,93 @@ def lead_sum(x: Array, axis: int = 0, op: Any = jnp.add) -> Array:
     return jnp.squeeze(x, axis)
 
 
+# ------------------------------------------------------------------- model params (data)
+def model_values(cm: CheetahModel) -> dict[str, np.ndarray]:
+    """The compiled model's values of the params (``model.PARAM_SHAPES``), float64."""
+    return {"body_mass": cm.body_mass, "body_inertia": cm.body_inertia,
+            "geom_friction": cm.geom_friction, "dof_damping": cm.dof_damping,
+            "dof_armature": cm.dof_armature, "jnt_stiffness": cm.dof_stiffness,
+            "actuator_gear": cm.act_gear, "gravity": cm.gravity3}
+
+
+class Dynamics(NamedTuple):
+    """What the pipeline reads of the params, derived once per env step (:func:`dynamics`).
+    Per-env arrays; with trailing batch axes like the state's (size 1 where params are shared
+    by the batch)."""
+
+    body_mass: Array      # (nbody,)
+    total_mass: Array     # () mass of the bodies 1.. (the root subtree)
+    body_iyy: Array       # (nbody,) moment of inertia about y through the centre of mass
+    dof_armature: Array   # (nv,)
+    dof_damping: Array    # (nv,)
+    damping_dt: Array     # (nv,) timestep * dof_damping (the implicit integrator's h B)
+    dof_stiffness: Array  # (nv,)
+    act_gear: Array       # (nu,)
+    gravity: Array        # (2,) (x, z)
+    friction0: Array      # (ncon,) each contact's sliding friction (the pyramid's f0)
+    friction0_sq: Array   # (ncon,) f0^2
+    diagA: Array          # (nefc,) diagApprox of each row (R0 = (1 - imp) / imp diagA)
+    pyramid_scale: Array  # (nefc,) 2 f0^2 / impratio on contact rows, 1 on limit rows
+
+
+def dynamics(cm: CheetahModel, values: Mapping[str, Any], xp: Any = np) -> Dynamics:
+    """:class:`Dynamics` of one environment from param ``values`` (``model.PARAM_SHAPES``), in
+    numpy float64 (``xp=np``: concrete params) or traced (``xp=jnp``, values already in the
+    compute dtype).
+
+    As when a MuJoCo model's fields are edited in place (no ``mj_setConst``), what MuJoCo
+    computes once at compile time from the masses stays at the compiled model's values: the
+    constraint rows' ``invweight0`` (diagApprox) and ``stat.meaninertia``."""
+    dtype = values["body_mass"].dtype if xp is jnp else np.float64
+
+    def const(c: Any) -> Any:
+        return xp.asarray(c, dtype)
+
+    mass = values["body_mass"]
+    row = const(cm.body_iyy_row)
+    # I_yy of R diag(I) R' (model.py): (r_k I_k) r_k summed, as the compiled value.
+    iyy = ((row * values["body_inertia"]) * row).sum(axis=-1)
+    fric = values["geom_friction"]
+    f_cap = []
+    for sources in cm.cap_friction_geoms:
+        f = fric[sources[0], 0]
+        for g in sources[1:]:
+            f = xp.maximum(f, fric[g, 0])
+        f_cap.append(f)
+    f0 = xp.stack([f for f in f_cap for _ in range(2)])          # (ncon,): two per capsule
+    k = ROWS_PER_CONTACT
+    # diagApprox of a contact's first pyramid row, tran (1 + f0^2): R0 comes from it, and every
+    # pyramid row then gets Rpy = 2 mu^2 R0 with mu = f0 sqrt(1 / impratio) (mj_makeImpedance).
+    diag0 = const(np.repeat(cm.cap_invweight, 2)) * (1 + f0 ** 2)
+    g = values["gravity"]
+    return Dynamics(
+        body_mass=mass, total_mass=sum(mass[b] for b in range(1, cm.nbody)), body_iyy=iyy,
+        dof_armature=values["dof_armature"], dof_damping=values["dof_damping"],
+        damping_dt=cm.timestep * values["dof_damping"], dof_stiffness=values["jnt_stiffness"],
+        act_gear=values["actuator_gear"],
+        gravity=xp.stack([g[0], g[2]]), friction0=f0, friction0_sq=f0 * f0,
+        diagA=xp.concatenate([const(cm.limit_invweight), xp.repeat(diag0, k)]),
+        pyramid_scale=xp.concatenate([
+            const(np.ones(cm.nlimit)),
+            xp.repeat(2 * f0 ** 2 / max(MJ_MINVAL, cm.impratio), k)]))
+
+
+@functools.cache
+def default_dynamics(cm: CheetahModel) -> Dynamics:
+    """:func:`dynamics` of the compiled model's own values (numpy float64)."""
+    return dynamics(cm, model_values(cm), np)
+
+
+def resolve(cm: CheetahModel, dyn: Dynamics | None, batch_like: Array) -> Dynamics:
+    """``dyn``, or the compiled model's (:func:`default_dynamics`) in ``batch_like``'s dtype and
+    shaped to broadcast against its (batch) shape."""
+    if dyn is not None:
+        return dyn
+    pad = (1,) * batch_like.ndim
+    return Dynamics(*(jnp.asarray(x, batch_like.dtype).reshape(np.shape(x) + pad)
+                      for x in default_dynamics(cm)))
+
+
 def vec(v: Vec2) -> Array:
     return jnp.stack(v)
 
@@ -122,9 +211,10 @@ class Kinematics(NamedTuple):
     c0: Array           # (2,) subtree centre of mass of the root body
 
 
-def kinematics(cm: CheetahModel, qpos: Array) -> Kinematics:
+def kinematics(cm: CheetahModel, qpos: Array, dyn: Dynamics | None = None) -> Kinematics:
     """mj_kinematics: body frames from the root down, joints applied in MuJoCo's order."""
     zero = jnp.zeros_like(qpos[0])
+    dyn = resolve(cm, dyn, zero)
     # Joints displace the body from its pose at qpos0 (body_pos/body_quat describe qpos0).
     q = [qpos[j] - float(cm.qpos0[j]) for j in range(cm.nv)]
     xpos: list[Vec2] = [(zero, zero)]
@@ -158,9 +248,9 @@ def kinematics(cm: CheetahModel, qpos: Array) -> Kinematics:
     for b in range(cm.nbody):
         ix, iz = rot(*cs[b], cm.body_ipos[b])
         com.append((xpos[b][0] + ix, xpos[b][1] + iz))
-    mass = [float(m) for m in cm.body_mass]
-    total = sum(mass[1:])
-    c0 = tuple(sum(mass[b] * com[b][k] for b in range(1, cm.nbody)) / total for k in range(2))
+    mass = dyn.body_mass
+    c0 = tuple(sum(mass[b] * com[b][k] for b in range(1, cm.nbody)) / dyn.total_mass
+               for k in range(2))
     cap_pos, cap_axis = [], []
     for k, b in enumerate(cm.cap_body):
         px, pz = rot(*cs[b], cm.cap_pos[k])
@@ -230,14 +320,15 @@ def sym_matvec(S: Array, v: Array) -> Array:
                       for r in range(3)])
 
 
-def body_inertia(cm: CheetahModel, kin: Kinematics) -> Array:
+def body_inertia(cm: CheetahModel, kin: Kinematics, dyn: Dynamics | None = None) -> Array:
     """(nbody, 6) spatial inertia of each body about c0 (MuJoCo's cinert, planar part), in the
     6-entry symmetric form of :data:`SYM`."""
+    dyn = resolve(cm, dyn, kin.x)
     out = []
     for b in range(cm.nbody):
-        m = float(cm.body_mass[b])
+        m = dyn.body_mass[b]
         rx, rz = kin.com[b, 0] - kin.c0[0], kin.com[b, 1] - kin.c0[1]
-        iyy = float(cm.body_iyy[b]) + m * (rx**2 + rz**2)
+        iyy = dyn.body_iyy[b] + m * (rx**2 + rz**2)
         zero = jnp.zeros_like(rx)
         out.append(jnp.stack([iyy, m * rz, -m * rx, zero + m, zero, zero + m]))
     return materialize(jnp.stack(out))
@@ -267,20 +358,31 @@ def crb_entries(cm: CheetahModel, cd: Array, composite: dict[int, Array]
     out = {}
     for i in range(cm.nv):
         b = int(cm.dof_body[i])
-        y = sym_matvec(composite[b], cd[i]) if b in composite else None
-        for j in _path(cm, i):
-            out[(i, j)] = dot3(cd[j], y) if y is not None else jnp.zeros_like(cd[i, 0])
-    return materialize(out)
+        path = _path(cm, i)
+        if b not in composite:
+            for j in path:
+                out[(i, j)] = jnp.zeros_like(cd[i, 0])
+            continue
+        # The whole path at once (one array, not one per entry: XLA's CPU backend runs a
+        # kernel per materialised array, and kernels of one scalar per environment are mostly
+        # launch overhead).
+        y = sym_matvec(composite[b], cd[i])
+        row = materialize(dot3(jnp.moveaxis(take(cd, path), 1, 0), y))
+        for n, j in enumerate(path):
+            out[(i, j)] = row[n]
+    return out
 
 
-def mass_entries(cm: CheetahModel, cd: Array, inert: Array) -> dict[tuple[int, int], Array]:
+def mass_entries(cm: CheetahModel, cd: Array, inert: Array, dyn: Dynamics | None = None
+                 ) -> dict[tuple[int, int], Array]:
     """mj_crb: composite inertias up the tree, M[i, j] = cdof_j . (Ic_body(i) cdof_i) for j on
     the path from dof i to the root; armature on the diagonal (the trap: it is part of qM).
     The tree-sparse lower triangle as a dict {(i, j): value}, the form :func:`tree_factor`,
     :func:`tree_matvec` and the solver use."""
+    dyn = resolve(cm, dyn, cd[0, 0])
     out = crb_entries(cm, cd, subtree_sums(cm, {b: inert[b] for b in range(1, cm.nbody)}))
     for i in range(cm.nv):
-        out[(i, i)] = out[(i, i)] + float(cm.dof_armature[i])
+        out[(i, i)] = out[(i, i)] + dyn.dof_armature[i]
     return out
 
 
@@ -302,19 +404,20 @@ def tree_matvec(cm: CheetahModel, entries: dict[tuple[int, int], Array], x: Arra
     return materialize(jnp.stack(out))
 
 
-def mass_matrix(cm: CheetahModel, kin: Kinematics, cd: Array, inert: Array) -> Array:
+def mass_matrix(cm: CheetahModel, kin: Kinematics, cd: Array, inert: Array,
+                dyn: Dynamics | None = None) -> Array:
     """qM as a dense (nv, nv) matrix (what mj_fullM returns); see :func:`mass_entries`."""
-    return dense(cm, mass_entries(cm, cd, inert))
+    return dense(cm, mass_entries(cm, cd, inert, dyn))
 
 
 def bias_force(cm: CheetahModel, kin: Kinematics, cd: Array, inert: Array,
-               qvel: Array) -> Array:
+               qvel: Array, dyn: Dynamics | None = None) -> Array:
     """mj_rne with flg_acc=0: Coriolis, centrifugal and gravity forces (qfrc_bias)."""
     zero = jnp.zeros_like(cd[0])
     cvel = [zero]
-    g = cm.gravity
+    g = resolve(cm, dyn, qvel[0]).gravity
     qvel = materialize(qvel)
-    cacc = [jnp.stack([zero[0], zero[1] - float(g[0]), zero[2] - float(g[1])])]  # -gravity
+    cacc = [jnp.stack([zero[0], zero[1] - g[0], zero[2] - g[1]])]  # -gravity
     for b in range(1, cm.nbody):
         p = cm.body_parent[b]
         v, a = cvel[p], cacc[p]
@@ -330,10 +433,12 @@ def bias_force(cm: CheetahModel, kin: Kinematics, cd: Array, inert: Array,
     return jnp.stack([dot3(cd[j], frc[int(cm.dof_body[j])]) for j in range(cm.nv)])
 
 
-def passive_force(cm: CheetahModel, qpos: Array, qvel: Array) -> Array:
+def passive_force(cm: CheetahModel, qpos: Array, qvel: Array, dyn: Dynamics | None = None
+                  ) -> Array:
     """mj_passive: joint springs -k (q - q_spring) and dampers -b qdot."""
-    spring = -bcast(cm.dof_stiffness, qpos) * (qpos - bcast(cm.dof_springref, qpos))
-    return spring - bcast(cm.dof_damping, qvel) * qvel
+    dyn = resolve(cm, dyn, qpos[0])
+    spring = -dyn.dof_stiffness * (qpos - bcast(cm.dof_springref, qpos))
+    return spring - dyn.dof_damping * qvel
 
 
 def clamp_ctrl(cm: CheetahModel, ctrl: Array) -> Array:
@@ -343,13 +448,14 @@ def clamp_ctrl(cm: CheetahModel, ctrl: Array) -> Array:
     return jnp.clip(ctrl, bcast(lo, ctrl), bcast(hi, ctrl))
 
 
-def actuator_force(cm: CheetahModel, ctrl: Array) -> Array:
+def actuator_force(cm: CheetahModel, ctrl: Array, dyn: Dynamics | None = None) -> Array:
     """mj_fwdActuation for motors: force = gain * clamp(ctrl), qfrc = gear * force."""
+    gear = resolve(cm, dyn, ctrl[0]).act_gear
     force = bcast(cm.act_gain, ctrl) * clamp_ctrl(cm, ctrl)
     qfrc: list[Array] = [jnp.zeros_like(ctrl[0])] * cm.nv
     for k in range(cm.nu):
         j = int(cm.act_dof[k])
-        qfrc[j] = qfrc[j] + float(cm.act_gear[k]) * force[k]
+        qfrc[j] = qfrc[j] + gear[k] * force[k]
     return jnp.stack(qfrc)
 
 
@@ -423,15 +529,12 @@ class RowJacobian(NamedTuple):
     normal: Array      # (ncon, 2)
     tangent: Array     # (ncon, 2)
     limit_sign: Array  # (nlimit,) +1 at the lower limit (J = +1), -1 at the upper
+    friction0: Array   # (ncon,) the pyramid's f0 of each contact (Dynamics.friction0)
+    friction0_sq: Array  # (ncon,) f0^2
 
 
 def _contact_body(cm: CheetahModel) -> np.ndarray:
     return np.repeat(cm.cap_body, 2)
-
-
-def _friction0(cm: CheetahModel) -> list[float]:
-    """The first friction coefficient of each contact (the pyramid's f0)."""
-    return [float(f) for f in np.repeat(cm.cap_friction[:, 0], 2)]
 
 
 def _per_body(cm: CheetahModel, per_contact: list[Array]) -> dict[int, Array]:
@@ -452,28 +555,28 @@ def jac_mul(cm: CheetahModel, jac: RowJacobian, x: Array) -> Array:
             v = jac.cd[j] * x[j] if v is None else v + jac.cd[j] * x[j]
         vel[b] = v
     vel = materialize(vel)
-    rows = [jac.limit_sign[k] * x[int(j)] for k, j in enumerate(cm.limit_dof)]
-    for c, (b, f0) in enumerate(zip(_contact_body(cm), _friction0(cm), strict=True)):
-        V = vel[int(b)]
-        vx = V[1] + V[0] * jac.lever[c, 0]              # velocity of the contact point
-        vz = V[2] + V[0] * jac.lever[c, 1]
-        vn = jac.normal[c, 0] * vx + jac.normal[c, 1] * vz
-        vt = f0 * (jac.tangent[c, 0] * vx + jac.tangent[c, 1] * vz)
-        rows += [vn + vt, vn - vt, vn]
-    return materialize(jnp.stack(rows))
+    limits = jac.limit_sign * take(x, cm.limit_dof)
+    # Every contact at once (arrays over contacts, see crb_entries).
+    V = jnp.stack([vel[int(b)] for b in _contact_body(cm)])  # (ncon, 3, ...)
+    vx = V[:, 1] + V[:, 0] * jac.lever[:, 0]              # velocity of the contact point
+    vz = V[:, 2] + V[:, 0] * jac.lever[:, 1]
+    vn = jac.normal[:, 0] * vx + jac.normal[:, 1] * vz
+    vt = jac.friction0 * (jac.tangent[:, 0] * vx + jac.tangent[:, 1] * vz)
+    rows = jnp.stack([vn + vt, vn - vt, vn], axis=1)
+    return materialize(jnp.concatenate([limits, rows.reshape(-1, *rows.shape[2:])]))
 
 
 def jac_t_mul(cm: CheetahModel, jac: RowJacobian, f: Array) -> Array:
     """J' f (nv,) for row forces f (nefc,) (a weight-2 row's force counted twice by the caller)."""
     nl, k = cm.nlimit, ROWS_PER_CONTACT
-    spatial = []
-    for c, f0 in enumerate(_friction0(cm)):
-        fa, fb, fc = f[nl + k * c], f[nl + k * c + 1], f[nl + k * c + 2]
-        fn, ft = fa + fb + fc, f0 * (fa - fb)
-        px = jac.normal[c, 0] * fn + jac.tangent[c, 0] * ft     # force at the point
-        pz = jac.normal[c, 1] * fn + jac.tangent[c, 1] * ft
-        # As a spatial force about c0: torque u . P (the power of a unit rotation), then P.
-        spatial.append(jnp.stack([jac.lever[c, 0] * px + jac.lever[c, 1] * pz, px, pz]))
+    F = f[nl:].reshape(cm.ncon, k, *f.shape[1:])        # every contact at once
+    fa, fb, fc = F[:, 0], F[:, 1], F[:, 2]
+    fn, ft = fa + fb + fc, jac.friction0 * (fa - fb)
+    px = jac.normal[:, 0] * fn + jac.tangent[:, 0] * ft     # force at the point
+    pz = jac.normal[:, 1] * fn + jac.tangent[:, 1] * ft
+    # As a spatial force about c0: torque u . P (the power of a unit rotation), then P.
+    spatial = materialize(jnp.stack([jac.lever[:, 0] * px + jac.lever[:, 1] * pz, px, pz],
+                                    axis=1))
     total = subtree_sums(cm, _per_body(cm, spatial))
     qfrc = [dot3(jac.cd[j], total[int(cm.dof_body[j])]) for j in range(cm.nv)]
     for n, j in enumerate(cm.limit_dof):
@@ -490,18 +593,17 @@ def constraint_hessian(cm: CheetahModel, jac: RowJacobian, d: Array
     S(u) = [u | I] that is cdof_i' (S'KS) cdof_j, S'KS = [[u'Ku, (Ku)'], [Ku, K]]: a spatial
     matrix of the contact's body, summed over subtrees and projected like mj_crb."""
     nl, k = cm.nlimit, ROWS_PER_CONTACT
-    spatial = []
-    for c, f0 in enumerate(_friction0(cm)):
-        da, db, dc = d[nl + k * c], d[nl + k * c + 1], d[nl + k * c + 2]
-        kn, knt, kt = da + db + dc, f0 * (da - db), f0 * f0 * (da + db)
-        nx, nz = jac.normal[c, 0], jac.normal[c, 1]
-        tx, tz = jac.tangent[c, 0], jac.tangent[c, 1]
-        kxx = kn * nx * nx + 2 * knt * nx * tx + kt * tx * tx
-        kxz = kn * nx * nz + knt * (nx * tz + tx * nz) + kt * tx * tz
-        kzz = kn * nz * nz + 2 * knt * nz * tz + kt * tz * tz
-        ux, uz = jac.lever[c, 0], jac.lever[c, 1]
-        kux, kuz = kxx * ux + kxz * uz, kxz * ux + kzz * uz
-        spatial.append(jnp.stack([ux * kux + uz * kuz, kux, kuz, kxx, kxz, kzz]))
+    D = d[nl:].reshape(cm.ncon, k, *d.shape[1:])        # every contact at once
+    da, db, dc = D[:, 0], D[:, 1], D[:, 2]
+    kn, knt, kt = da + db + dc, jac.friction0 * (da - db), jac.friction0_sq * (da + db)
+    nx, nz = jac.normal[:, 0], jac.normal[:, 1]
+    tx, tz = jac.tangent[:, 0], jac.tangent[:, 1]
+    kxx = kn * nx * nx + 2 * knt * nx * tx + kt * tx * tx
+    kxz = kn * nx * nz + knt * (nx * tz + tx * nz) + kt * tx * tz
+    kzz = kn * nz * nz + 2 * knt * nz * tz + kt * tz * tz
+    ux, uz = jac.lever[:, 0], jac.lever[:, 1]
+    kux, kuz = kxx * ux + kxz * uz, kxz * ux + kzz * uz
+    spatial = materialize(jnp.stack([ux * kux + uz * kuz, kux, kuz, kxx, kxz, kzz], axis=1))
     out = crb_entries(cm, jac.cd, subtree_sums(cm, _per_body(cm, spatial)))
     for n, j in enumerate(cm.limit_dof):
         out[(int(j), int(j))] = out[(int(j), int(j))] + d[n]   # (+-1)^2 d
@@ -551,13 +653,9 @@ def impedance(solimp: np.ndarray, pos: Array, margin: Array) -> Array:
 
 
 def _row_constants(cm: CheetahModel) -> dict[str, np.ndarray]:
-    """Per-row constants: solref/solimp -> K, B; diagApprox; R scale; row weights."""
+    """Per-row constants: solref/solimp -> K, B; row weights (diagApprox and the pyramid's R
+    scale depend on friction: :class:`Dynamics`)."""
     nl, nc, k = cm.nlimit, cm.ncon, ROWS_PER_CONTACT
-    fr = np.repeat(cm.cap_friction, 2, axis=0)           # (ncon, 5)
-    tran = np.repeat(cm.cap_invweight, 2)                 # (ncon,)
-    # diagApprox of a contact's first pyramid row, tran (1 + f0^2): R0 comes from it, and every
-    # pyramid row then gets Rpy = 2 mu^2 R0 with mu = f0 sqrt(1 / impratio) (mj_makeImpedance).
-    diag0 = tran * (1 + fr[:, 0] ** 2)
     solref = np.concatenate([cm.limit_solref, np.repeat(np.repeat(cm.cap_solref, 2, 0), k, 0)])
     solimp = np.concatenate([cm.limit_solimp, np.repeat(np.repeat(cm.cap_solimp, 2, 0), k, 0)])
     tc, dr = solref[:, 0], solref[:, 1]
@@ -567,18 +665,15 @@ def _row_constants(cm: CheetahModel) -> dict[str, np.ndarray]:
         # Standard solref: K = 1 / (dmax^2 tc^2 dr^2), B = 2 / (dmax tc).
         "K": 1.0 / np.maximum(MJ_MINVAL, dmax**2 * tc**2 * dr**2),
         "B": 2.0 / np.maximum(MJ_MINVAL, dmax * tc),
-        "diagA": np.concatenate([cm.limit_invweight, np.repeat(diag0, k)]),
-        "friction": fr[:, :2],
-        "pyramid_scale": np.concatenate([
-            np.ones(nl), np.repeat(2 * fr[:, 0] ** 2 / max(MJ_MINVAL, cm.impratio), k)]),
         "weight": np.concatenate([np.ones(nl), np.tile([1.0, 1.0, 2.0], nc)]),
     }
 
 
 def constraints(cm: CheetahModel, kin: Kinematics, cd: Array, con: Contacts,
-                qpos: Array, qvel: Array) -> Constraints:
+                qpos: Array, qvel: Array, dyn: Dynamics | None = None) -> Constraints:
     """mj_makeConstraint + mj_makeImpedance + mj_referenceConstraint for the fixed rows."""
     rc = _row_constants(cm)
+    dyn = resolve(cm, dyn, qpos[0])
     k = ROWS_PER_CONTACT
     # Joint limits (mj_instantiateLimit): lower dist = q - lo (J = +1), upper hi - q (J = -1).
     q = take(qpos, cm.limit_dof)
@@ -591,16 +686,17 @@ def constraints(cm: CheetahModel, kin: Kinematics, cd: Array, con: Contacts,
     # Contacts (mj_instantiateContact): frame rows of the point Jacobian, pyramid edges.
     rx, rz = con.pos[:, 0] - kin.c0[0], con.pos[:, 1] - kin.c0[1]
     jac = RowJacobian(cd, jnp.stack([rz, -rx], axis=1), con.normal, con.tangent,
-                      jnp.where(lower, 1.0, -1.0).astype(q.dtype))
+                      jnp.where(lower, 1.0, -1.0).astype(q.dtype), dyn.friction0,
+                      dyn.friction0_sq)
     eye = np.eye(cm.nv)
-    J = jnp.stack([jac_mul(cm, jac, jnp.asarray(eye[j], q.dtype)) for j in range(cm.nv)], axis=1)
+    J = jnp.stack([jac_mul(cm, jac, bcast(eye[j], qpos)) for j in range(cm.nv)], axis=1)
     pos = jnp.concatenate([lim_pos, jnp.repeat(con.dist, k, axis=0)])
     margin = bcast(np.concatenate([cm.limit_margin,
                                    np.repeat(np.repeat(cm.cap_includemargin, 2), k)]), pos)
     mask = jnp.concatenate([lim_mask, jnp.repeat(con.active, k, axis=0)])
     imp = impedance(rc["solimp"], pos, margin)
-    r0 = jnp.maximum(MJ_MINVAL, (1 - imp) * bcast(rc["diagA"], imp) / imp)
-    R = r0 * bcast(rc["pyramid_scale"], r0)
+    r0 = jnp.maximum(MJ_MINVAL, (1 - imp) * dyn.diagA / imp)
+    R = r0 * dyn.pyramid_scale
     D = jnp.where(mask, 1.0 / R, 0.0)
     vel = jac_mul(cm, jac, qvel)
     aref = -bcast(rc["B"], vel) * vel - bcast(rc["K"], imp) * imp * (pos - margin)
@@ -941,21 +1037,24 @@ class Forward(NamedTuple):
 
 
 def forward(cm: CheetahModel, qpos: Array, qvel: Array, ctrl: Array,
-            qacc_warm: Array | None = None, use_warm: Array | bool = True) -> Forward:
+            qacc_warm: Array | None = None, use_warm: Array | bool = True,
+            dyn: Dynamics | None = None) -> Forward:
     """mj_forward: position, velocity, actuation and acceleration stages, then the solver
-    (from the better of ``qacc_warm`` and qacc_smooth, as MuJoCo's warmstart)."""
-    kin = kinematics(cm, qpos)
+    (from the better of ``qacc_warm`` and qacc_smooth, as MuJoCo's warmstart). ``dyn``: the
+    params' :class:`Dynamics` (default: the compiled model's)."""
+    dyn = resolve(cm, dyn, qpos[0])
+    kin = kinematics(cm, qpos, dyn)
     cd = cdof(cm, kin)
-    inert = body_inertia(cm, kin)
-    mass = mass_entries(cm, cd, inert)
-    bias = bias_force(cm, kin, cd, inert, qvel)
-    passive = passive_force(cm, qpos, qvel)
-    act = actuator_force(cm, ctrl)
+    inert = body_inertia(cm, kin, dyn)
+    mass = mass_entries(cm, cd, inert, dyn)
+    bias = bias_force(cm, kin, cd, inert, qvel, dyn)
+    passive = passive_force(cm, qpos, qvel, dyn)
+    act = actuator_force(cm, ctrl, dyn)
     smooth = passive - bias + act
     mass_factor = tree_factor(cm, mass)
     acc_smooth = tree_solve(cm, mass_factor, smooth)
     con = contacts(cm, kin)
-    efc = constraints(cm, kin, cd, con, qpos, qvel)
+    efc = constraints(cm, kin, cd, con, qpos, qvel, dyn)
     start = acc_smooth if qacc_warm is None else warmstart(cm, mass, smooth, efc, acc_smooth,
                                                            qacc_warm, use_warm)
     sol = solve(cm, mass, mass_factor, smooth, efc, start)
@@ -965,17 +1064,18 @@ def forward(cm: CheetahModel, qpos: Array, qvel: Array, ctrl: Array,
 
 
 def step(cm: CheetahModel, qpos: Array, qvel: Array, ctrl: Array,
-         qacc_warm: Array | None = None, use_warm: Array | bool = True
-         ) -> tuple[Array, Array, Array]:
+         qacc_warm: Array | None = None, use_warm: Array | bool = True,
+         dyn: Dynamics | None = None) -> tuple[Array, Array, Array]:
     """mj_step with the Euler integrator: the velocity update treats joint damping implicitly,
     qacc' = (M + h B)^-1 (qfrc_smooth + qfrc_constraint), then qvel += h qacc', and positions
     advance with the NEW velocity (semi-implicit), qpos += h qvel. Returns the new qpos, qvel
     and the constrained qacc (MuJoCo's warmstart for the next step)."""
-    fwd = forward(cm, qpos, qvel, ctrl, qacc_warm, use_warm)
+    dyn = resolve(cm, dyn, qpos[0])
+    fwd = forward(cm, qpos, qvel, ctrl, qacc_warm, use_warm, dyn)
     h = cm.timestep
     MhB = dict(fwd.mass)
     for i in range(cm.nv):
-        MhB[(i, i)] = MhB[(i, i)] + h * float(cm.dof_damping[i])
+        MhB[(i, i)] = MhB[(i, i)] + dyn.damping_dt[i]
     qacc = tree_solve(cm, tree_factor(cm, MhB), fwd.qfrc_smooth + fwd.qfrc_constraint)
     qvel = qvel + h * qacc
     return qpos + h * qvel, qvel, fwd.sol.qacc

@@ -16,9 +16,58 @@ import numpy as np
 
 from envport.core.reference import RefState
 from envport.core.spaces import InvalidActionError
-from envport.envs.halfcheetah.model import check_versions, mujoco_warnings_to_python
+from envport.envs.halfcheetah.model import (
+    PARAM_SHAPES,
+    check_versions,
+    mujoco_warnings_to_python,
+    param_shape,
+)
 
 ENV_ID = "HalfCheetah-v5"
+
+# The translation's task params -> Gymnasium HalfCheetah-v5's keyword (TimeLimit's for max_steps).
+GYMNASIUM_KWARGS = {"forward_reward_weight": "forward_reward_weight",
+                    "ctrl_cost_weight": "ctrl_cost_weight",
+                    "reset_noise_scale": "reset_noise_scale",
+                    "max_steps": "max_episode_steps", "frame_skip": "frame_skip",
+                    "exclude_current_positions": "exclude_current_positions_from_observation"}
+
+
+def split_params(params: Mapping[str, Any] | None) -> tuple[dict[str, np.ndarray],
+                                                            dict[str, Any]]:
+    """Params by the translation's names (``HalfCheetahParams``) -> (MuJoCo model fields to
+    write, ``gym.make`` keywords). Raises ``ValueError`` naming an unknown param."""
+    model_values, kwargs = {}, {}
+    for name, value in (params or {}).items():
+        if name in PARAM_SHAPES:
+            model_values[name] = np.asarray(value, np.float64)
+        elif name in GYMNASIUM_KWARGS:
+            v = np.asarray(value).item()
+            kwargs[GYMNASIUM_KWARGS[name]] = (
+                int(v) if name in ("max_steps", "frame_skip") else
+                bool(v) if name == "exclude_current_positions" else float(v))
+        else:
+            raise ValueError(f"HalfCheetah has no param {name!r}; its params: "
+                             f"{', '.join([*PARAM_SHAPES, *GYMNASIUM_KWARGS])}")
+    return model_values, kwargs
+
+
+def apply_model_params(m: mujoco.MjModel, values: Mapping[str, Any]) -> None:
+    """Write model params into ``m`` in place, as a MuJoCo user edits a model (no
+    ``mj_setConst``: what MuJoCo derived from the masses at compile time, ``invweight0`` and
+    ``stat.meaninertia``, keeps its compiled value, as in the translation)."""
+    for name, value in values.items():
+        arr = np.asarray(value, np.float64)
+        shape = param_shape(m, name)
+        if arr.shape != shape:
+            raise ValueError(f"HalfCheetah param {name} has shape {arr.shape}; MuJoCo's has "
+                             f"shape {shape}")
+        if name == "actuator_gear":
+            m.actuator_gear[:, 0] = arr
+        elif name == "gravity":
+            m.opt.gravity[:] = arr
+        else:
+            getattr(m, name)[:] = arr
 
 
 def make_gymnasium_env(**kwargs: Any) -> gym.Env:
@@ -118,6 +167,10 @@ def rounded_mj_step(m: mujoco.MjModel, d: mujoco.MjData, rng: np.random.Generato
 class HalfCheetahReference:
     """One Gymnasium ``HalfCheetah-v5``.
 
+    ``params`` (names and shapes of the translation's ``HalfCheetahParams``): model fields are
+    written into the MuJoCo model (:func:`apply_model_params`), the reward weights, reset noise,
+    time limit, frame skip and observation flag go to ``gym.make``.
+
     ``noise`` > 0 makes a copy of the reference for L3's calibrated envelope, MuJoCo carrying the
     rounding error of a float32 (or float64) implementation. ``noise_seed`` seeds the jitter.
 
@@ -129,10 +182,17 @@ class HalfCheetahReference:
     """
 
     def __init__(self, noise: float = 0.0, round_float32: bool = False, noise_seed: int = 0,
-                 stages: bool = False, **env_kwargs: Any):
-        self.env = make_gymnasium_env(**env_kwargs)
+                 stages: bool = False, params: Mapping[str, Any] | None = None,
+                 **env_kwargs: Any):
+        model_values, kwargs = split_params(params)
+        clash = sorted(set(kwargs) & set(env_kwargs))
+        if clash:
+            raise ValueError(f"HalfCheetahReference: {', '.join(clash)} given both in params "
+                             "and as a keyword")
+        self.env = make_gymnasium_env(**kwargs, **env_kwargs)
         self.core = self.env.unwrapped
         self.model, self.data = self.core.model, self.core.data
+        apply_model_params(self.model, model_values)
         self.noise, self.round_float32, self.noise_seed = noise, round_float32, noise_seed
         self.stages = bool(stages and noise)
         self.rng = np.random.default_rng(0)

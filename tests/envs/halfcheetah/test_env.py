@@ -197,14 +197,15 @@ def test_the_contact_frame_of_a_capsule_along_the_normal_is_mujocos_default():
 def test_the_step_runs_split_over_two_devices():
     """The bench (and PPO on several devices) runs the physics under shard_map: every loop
     carry must vary over the devices like the data (a constant-initialised one fails to trace
-    there, not on one device)."""
+    there, not on one device). 514 environments: 257 per device, stepped as two chunks of 129
+    (jax_env.CHUNK), the last padded."""
     import os
     import subprocess
     import sys
 
     code = ("import envport\n"
             "from envport.bench.throughput import jax_throughput\n"
-            "rows = jax_throughput(envport.make('halfcheetah'), [4], steps=2, repeats=1, "
+            "rows = jax_throughput(envport.make('halfcheetah'), [514], steps=2, repeats=1, "
             "device_counts=(2,))\n"
             "print('devices', rows[0]['devices'], rows[0]['steps_per_second'] > 0)\n")
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
