@@ -294,6 +294,7 @@ SPEC = EnvSpec(
         random_action=random_action,
         perturb=perturb,
         state_bins=state_bins,
+        sample_params=sample_params,
         max_rollout_steps=1000,
         make_perturbed_reference=_perturbed_float32,
         sample_reference_events=reference_resets,

@@ -17,10 +17,11 @@ by state, and the JAX side takes them as traced data, vmapped with the states.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -197,7 +198,7 @@ def sample_dynamics(s: Samples) -> physics.Dynamics:
     else:
         rows = [physics.dynamics(cm, {k: np.asarray(v, np.float64) for k, v in p.items()}, np)
                 for p in s.params]
-    return physics.Dynamics(*(np.stack(x) for x in zip(*rows, strict=True)))
+    return physics.Dynamics(*(cast(Any, np.stack(x)) for x in zip(*rows, strict=True)))
 
 
 def jax_stages(s: Samples) -> dict[str, np.ndarray]:
@@ -343,4 +344,4 @@ def check_stage(stage: str, n: int = 120, seed: int = 0, rtol: float = RTOL,
 
 def components() -> dict[str, Callable[[], None]]:
     """``EnvSpec.verification.components``: one check per stage."""
-    return {stage: (lambda stage=stage: check_stage(stage)) for stage in STAGES}
+    return {stage: functools.partial(check_stage, stage) for stage in STAGES}

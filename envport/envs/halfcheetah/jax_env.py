@@ -74,8 +74,8 @@ class HalfCheetahParams:
     ctrl_cost_weight: Any = 0.1
     reset_noise_scale: Any = 0.1
     max_steps: Any = 1000     # TimeLimit's max_episode_steps
-    frame_skip: int = static_field(5)
-    exclude_current_positions: bool = static_field(True)
+    frame_skip: int = static_field(default=5)
+    exclude_current_positions: bool = static_field(default=True)
 
 
 MODEL_PARAMS = tuple(PARAM_SHAPES)
@@ -218,7 +218,8 @@ def _frames(cm: CheetahModel, frame_skip: int) -> Any:
         else:
             # Called again (not _substeps) so that an outer vmap moves its axis last too.
             out = frames(*args, dyn)
-        return tuple(jnp.moveaxis(x, -1, 0) for x in out), (True, True, True)
+        moved = tuple(jnp.moveaxis(x, -1, 0) for x in out)
+        return (moved[0], moved[1], moved[2]), (True, True, True)
 
     return frames
 
@@ -322,10 +323,10 @@ class HalfCheetah(Environment[HalfCheetahState, HalfCheetahParams]):
     def check(result: StepResult) -> None:
         """Raise :class:`UnstableSimulationError` if any env of a (jitted, batched) checked step
         flagged a bad state."""
-        bad = result.info.get("bad_state")
-        if bad is None:
+        flags = result.info.get("bad_state")
+        if flags is None:
             raise ValueError("check() needs a step of HalfCheetah(checked=True)")
-        bad = np.asarray(bad)
+        bad = np.asarray(flags)
         if bad.any():
             where = np.flatnonzero(bad.ravel())[:8].tolist()
             raise UnstableSimulationError(

@@ -336,9 +336,9 @@ def from_mjmodel(m) -> CheetahModel:
     body_iyy_row = np.zeros((nbody, 3))
     body_iyy_row[0, 1] = 1.0  # the world body (no inertia)
     for b in range(1, nbody):
-        rot = np.zeros(9)
-        mujoco.mju_quat2Mat(rot, m.body_iquat[b])
-        rot = rot.reshape(3, 3)
+        flat = np.zeros(9)
+        mujoco.mju_quat2Mat(flat, m.body_iquat[b])
+        rot = flat.reshape(3, 3)
         inertia = rot @ np.diag(m.body_inertia[b]) @ rot.T  # in the body frame
         # Planar motion (angular velocity along y) only sees I_yy; the y-x and y-z products of
         # inertia must vanish or the motion would leave the plane, and must keep vanishing when

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
@@ -246,14 +246,17 @@ def kinematics(cm: CheetahModel, qpos: Array, dyn: Dynamics | None = None) -> Ki
         cs.append((c, s))
     com = []
     for b in range(cm.nbody):
-        ix, iz = rot(*cs[b], cm.body_ipos[b])
+        c, s = cs[b]
+        ix, iz = rot(c, s, cm.body_ipos[b])
         com.append((xpos[b][0] + ix, xpos[b][1] + iz))
     mass = dyn.body_mass
-    c0 = tuple(sum(mass[b] * com[b][k] for b in range(1, cm.nbody)) / dyn.total_mass
-               for k in range(2))
+    cx, cz = (sum(mass[b] * com[b][k] for b in range(1, cm.nbody)) / dyn.total_mass
+              for k in range(2))
+    c0 = (cx, cz)
     cap_pos, cap_axis = [], []
     for k, b in enumerate(cm.cap_body):
-        px, pz = rot(*cs[b], cm.cap_pos[k])
+        c, s = cs[b]
+        px, pz = rot(c, s, cm.cap_pos[k])
         cap_pos.append((xpos[b][0] + px, xpos[b][1] + pz))
         ang = xang[b] + float(cm.cap_angle[k])
         cap_axis.append((jnp.sin(ang), jnp.cos(ang)))
@@ -557,7 +560,7 @@ def jac_mul(cm: CheetahModel, jac: RowJacobian, x: Array) -> Array:
     vel = materialize(vel)
     limits = jac.limit_sign * take(x, cm.limit_dof)
     # Every contact at once (arrays over contacts, see crb_entries).
-    V = jnp.stack([vel[int(b)] for b in _contact_body(cm)])  # (ncon, 3, ...)
+    V = jnp.stack([cast(Array, vel[int(b)]) for b in _contact_body(cm)])  # (ncon, 3, ...)
     vx = V[:, 1] + V[:, 0] * jac.lever[:, 0]              # velocity of the contact point
     vz = V[:, 2] + V[:, 0] * jac.lever[:, 1]
     vn = jac.normal[:, 0] * vx + jac.normal[:, 1] * vz
@@ -715,7 +718,7 @@ def tree_factor(cm: CheetahModel, A: Array | dict[tuple[int, int], Array]
     ``A`` is a dense matrix or its lower-triangle entries {(i, j): value} (:func:`tree_pairs`).
     Returns the strictly-lower entries L[(k, i)] and 1 / D."""
     a = dict(A) if isinstance(A, dict) else {(i, j): A[i, j] for i, j in tree_pairs(cm)}
-    inv_d = [None] * cm.nv
+    inv_d: list[Any] = [None] * cm.nv
     for k in range(cm.nv - 1, -1, -1):
         inv_d[k] = 1.0 / a[(k, k)]
         for i in _path(cm, k)[1:]:
@@ -940,7 +943,7 @@ def solve(cm: CheetahModel, M: dict[tuple[int, int], Array], M_factor: tuple,
     jac, aref = efc.jac, efc.aref
     Dw = efc.D * bcast(efc.weight, efc.D)
     tol = cm.tolerance
-    scale = 1.0 / sum(M[(i, i)] for i in range(cm.nv))
+    scale = jnp.asarray(1.0 / sum(M[(i, i)] for i in range(cm.nv)))
 
     def active_of(jar: Array) -> Array:
         return (jar < 0) & (Dw > 0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import mujoco
@@ -189,8 +189,9 @@ class HalfCheetahReference:
         if clash:
             raise ValueError(f"HalfCheetahReference: {', '.join(clash)} given both in params "
                              "and as a keyword")
-        self.env = make_gymnasium_env(**kwargs, **env_kwargs)
-        self.core = self.env.unwrapped
+        # Any: Gymnasium types the wrapper chain as Env, MuJoCo's attributes live below it.
+        self.env = cast(Any, make_gymnasium_env(**kwargs, **env_kwargs))
+        self.core = cast(Any, self.env.unwrapped)
         self.model, self.data = self.core.model, self.core.data
         apply_model_params(self.model, model_values)
         self.noise, self.round_float32, self.noise_seed = noise, round_float32, noise_seed

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, cast
 
 import mujoco
 import numpy as np
@@ -171,7 +171,7 @@ def gymnasium_throughput(batch_sizes: list[int], steps: int, seconds: float = 2.
             # fork (the default on Linux), as users get it: spawn would re-run the caller's
             # main script in every worker. The workers only run MuJoCo, never the parent's JAX.
             venv = gym.vector.AsyncVectorEnv(
-                [_ChunkFactory(n // workers, w) for w in range(workers)])
+                [cast(Any, _ChunkFactory(n // workers, w)) for w in range(workers)])
         try:
             venv.reset(seed=0)
             shape = (workers, n // workers, ACTION_DIM)
