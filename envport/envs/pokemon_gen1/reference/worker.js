@@ -492,6 +492,9 @@ const OPS = {
 	debug_sleep: opDebugSleep,
 	debug_exit: req => process.exit(Number(req.code || 1)),
 };
+// Test-only ops for the L1 component checks (reference/probe.js): Showdown's functions on prepared
+// battles, with detailed draw records.
+Object.assign(OPS, require('./probe.js')({Battle, PRNG, Dex, bad}));
 
 function handle(req) {
 	const id = req && typeof req === 'object' && 'id' in req ? req.id : null;

@@ -1,0 +1,132 @@
+"""The Gen 1 mechanics in JAX: the spec's measured numbers (no Node needed), then the L1
+component checks against Showdown's own functions (reference/probe.js).
+
+The numbers of the first part come from ../shared/specs/pokemon-gen1.md section 4 (measured in
+Showdown by the spec's author), not from this code. The component checks need Node and the
+pinned package; they are skipped (saying so) only where the reference cannot start.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from envport.envs.pokemon_gen1 import components as C
+from envport.envs.pokemon_gen1 import mechanics as M
+from envport.envs.pokemon_gen1 import prng
+from envport.envs.pokemon_gen1 import tables as T
+from envport.envs.pokemon_gen1.reference import ReferenceUnavailable
+
+DV15 = [30] * 6
+EV255 = [255] * 6
+
+
+def stats_of(species: str, level: int = 100) -> list[int]:
+    return [int(v) for v in M.calc_stats(T.SPECIES_IDS[species], level, DV15, EV255)]
+
+
+def test_stats_of_the_worked_example():
+    tauros, chansey, starmie = stats_of("tauros"), stats_of("chansey"), stats_of("starmie")
+    assert tauros[1] == 298 and tauros[5] == 318  # Atk, Spe (spec 4)
+    assert chansey[0] == 703 and chansey[2] == 108  # HP, Def
+    assert starmie[2] == 268
+
+
+def test_odd_ivs_are_made_even_and_evs_clamped():
+    base = M.calc_stats(T.SPECIES_IDS["mew"], 50, [31] * 6, [300] * 6)
+    assert np.array_equal(base, M.calc_stats(T.SPECIES_IDS["mew"], 50, [30] * 6, [255] * 6))
+
+
+def _inputs(attacker: str, defender: str, move: str = "bodyslam") -> M.DamageInputs:
+    a, d = stats_of(attacker), stats_of(defender)
+    return M.DamageInputs(
+        move=T.MOVE_IDS[move], attacker_level=100,
+        attacker_base_speed=int(T.BASE_STATS[T.SPECIES_IDS[attacker], 5]),
+        attacker_types=T.SPECIES_TYPES[T.SPECIES_IDS[attacker]], attacker_modified=a[1:],
+        attacker_unmodified=a[1:], attacker_focus_energy=False,
+        target_types=T.SPECIES_TYPES[T.SPECIES_IDS[defender]], target_modified=d[1:],
+        target_unmodified=d[1:], target_reflect=False, target_light_screen=False,
+        target_hp=d[0])
+
+
+def test_worked_example_damage_before_and_after_the_roll():
+    # spec 4: crit chance 55 (Tauros base Speed 110), 295 before the roll on Chansey, 120 on
+    # Starmie; the raw draws 226 (>= 55: no crit) then R = 242 give 279 and 113.
+    assert int(M.crit_chance(110, False, 1)) == 55
+    for defender, expected in (("chansey", 279), ("starmie", 113)):
+        # the state whose next two draws are the crit draw (226) and R (242): seed 1,2,3,4 after
+        # its first (accuracy) draw
+        state, _ = prng.next_u32(prng.seed_state([1, 2, 3, 4]))
+        state, dmg = M.get_damage(state, _inputs("tauros", defender))
+        assert not bool(dmg.crit) and int(dmg.roll) == 242
+        assert int(dmg.damage) == expected
+
+
+def test_secondary_chances_of_the_spec():
+    assert [int(M.secondary_numerator(c, False)) for c in (30, 10, 33)] == [77, 26, 85]
+    assert int(M.secondary_numerator(10, True)) == 25
+
+
+def test_no_draw_when_nothing_is_drawn():
+    state = prng.seed_state([9, 9, 9, 9])
+    s, crit = M.crit_check(state, 0)  # c = 0: no draw, no crit
+    assert np.array_equal(s, state) and not bool(crit)
+    acc = M.accuracy(T.MOVE_IDS["swift"], 0, 0)  # accuracy: true
+    s, hit = M.accuracy_check(state, acc)
+    assert np.array_equal(s, state) and bool(hit)
+    # a fixed-damage move: no crit draw and no roll
+    s, dmg = M.get_damage(state, _inputs("tauros", "chansey", "seismictoss"))
+    assert np.array_equal(s, state) and int(dmg.damage) == 100
+
+
+def test_the_functions_jit_and_vmap():
+    x = _inputs("tauros", "chansey")
+    batched = [jnp.stack([jnp.asarray(v)] * 3) for v in x]
+    states = prng.seed_state(jnp.asarray([[1, 2, 3, 4], [5, 6, 7, 8], [0, 0, 0, 1]]))
+    s, d = jax.jit(M.get_damage)(states, M.DamageInputs(*batched))
+    s1, d1 = jax.vmap(M.get_damage)(states, M.DamageInputs(*batched))
+    assert np.array_equal(s, s1) and np.array_equal(d.damage, d1.damage)
+    for i in range(3):
+        si, di = M.get_damage(states[i], x)
+        assert np.array_equal(s[i], si) and int(d.damage[i]) == int(di.damage)
+
+
+# ---- against Showdown ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def reference():
+    try:
+        C.worker()
+    except ReferenceUnavailable as e:
+        pytest.skip(f"Showdown reference not available: {e}")
+
+
+@pytest.mark.parametrize("name", sorted(C.CHECKS))
+def test_component_against_showdown(reference, name):
+    C.component_checks("default")[name]()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(C.CHECKS))
+def test_component_against_showdown_thousands(reference, name):
+    C.component_checks("slow", seed=1)[name]()
+
+
+def test_a_wrong_mechanic_is_caught(reference, monkeypatch):
+    """The checks can fail: Focus Energy multiplying instead of halving (the Gen 1 bug undone)
+    must be reported, naming the component and the differing field."""
+    real = M.crit_chance
+    monkeypatch.setattr(M, "crit_chance", lambda b, fe, r: real(b, jnp.zeros_like(fe), r))
+    C._jax_damage.clear_cache()
+    try:
+        with pytest.raises(AssertionError, match=r"component 'crit'.*differs"):
+            C.check_crit(100, 0)
+    finally:
+        C._jax_damage.clear_cache()
+
+
+def test_component_checks_reject_an_unknown_scale():
+    with pytest.raises(ValueError, match="scale"):
+        C.component_checks("huge")
