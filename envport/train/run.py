@@ -512,7 +512,9 @@ def _train_loop(run: _Run, state: Any, done_updates: int, wall: float,
                 _write_log(log_path, rows, append=True)
                 for row in rows:
                     for key in LOG_FIELDS[2:]:
-                        board.add_scalar(f"ppo/{key}", row[key], global_step=row["env_steps"])
+                        if math.isfinite(row[key]):  # no episode ended: no mean return to plot
+                            board.add_scalar(f"ppo/{key}", row[key],
+                                             global_step=row["env_steps"])
                 board.flush()
             bad = [r["update"] for r in rows
                    if not (math.isfinite(r["policy_loss"]) and math.isfinite(r["value_loss"]))]

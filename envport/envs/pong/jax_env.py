@@ -33,6 +33,7 @@ from envport.envs.pong.params import (
     RULES_61F27B3,
     check_mode,
     check_params,
+    observation_bounds,
 )
 
 F32 = np.float32
@@ -340,7 +341,9 @@ class Pong(Environment[PongState, PongParams]):
         return StepResult(new_state, obs, reward, terminated, jnp.zeros((), jnp.bool_), {})
 
     def observation_space(self, params: PongParams | None = None) -> Space:
-        return Box(0.0, 1.0, (8,))
+        p = self._params if params is None else params
+        low, high = observation_bounds({k: getattr(p, k) for k in PARAM_DEFAULTS})
+        return Box(low, high, (8,))
 
     def action_space(self, params: PongParams | None = None) -> Space:
         p = self.default_params() if params is None else params

@@ -147,3 +147,18 @@ def sample_params(rng: np.random.Generator) -> dict[str, Any]:
     score = int(rng.integers(3, 22))
     out["max_score"] = score if score != INT_DEFAULTS["max_score"] else 20
     return out
+
+
+def observation_bounds(params: Mapping[str, Any]) -> tuple[float, float]:
+    """The range the game's observations really take, for ``params`` (every constant given):
+    PufferLib declares Box(0, 1), but the original leaves the ball where a step found it: one
+    sub-frame past the left edge after a left-paddle return (``ball_x`` down to ``-speed_x``)
+    and past a wall after a bounce (``ball_y`` down to ``-|vy|``, up to ``height - ball_height
+    + |vy|``); the other entries stay in [0, 1]. One scalar pair for the whole Box."""
+    vy = max(float(params["ball_max_speed_y"]), float(params["ball_initial_speed_y"]),
+             float(params["ball_speed_y_increment"]))
+    low = -max(float(params["ball_initial_speed_x"]) / float(params["width"]),
+               vy / float(params["height"]))
+    high = 1.0 + vy / float(params["height"])
+    return float(np.float32(low)), float(np.float32(high))
+

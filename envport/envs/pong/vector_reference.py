@@ -21,7 +21,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from envport.core.spaces import Box, Discrete, Space
-from envport.envs.pong.params import DEFAULT_RULES, MODE_DEFAULTS, PARAM_DEFAULTS, RULES
+from envport.envs.pong.params import (
+    DEFAULT_RULES,
+    MODE_DEFAULTS,
+    PARAM_DEFAULTS,
+    RULES,
+    observation_bounds,
+)
 from envport.envs.pong.reference import PongReference, _load, c_params
 
 # The C struct's fields as NumPy sees them (offsets are read from cffi, never assumed).
@@ -79,7 +85,7 @@ class PongVectorReference:
         self.seed = int(seed)
         self.frameskip, self.continuous, self.rules = one.frameskip, one.continuous, one.rules
         self.params = one.params
-        self.observation_space: Space = Box(0.0, 1.0, (8,))
+        self.observation_space: Space = Box(*observation_bounds(self.params), (8,))
         self.action_space: Space = Box(-1.0, 1.0, (1,)) if continuous else Discrete(3)
         self._envs = self._ffi.new("Pong[]", num_envs)
         c_param = c_params(self._ffi, self.params)
