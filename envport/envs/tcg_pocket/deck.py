@@ -1,0 +1,104 @@
+"""Deck rules (specification section 1): a deck that breaks one is rejected naming the rule."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from envport.envs.tcg_pocket.cards import ENERGY_TYPES, CardTable, load_table
+from envport.envs.tcg_pocket.config import RulesConfig
+
+DECK_SIZE = 20
+MAX_COPIES = 2
+
+
+class DeckError(ValueError):
+    """An illegal deck; ``rule`` names the rule it breaks."""
+
+    def __init__(self, rule: str, message: str):
+        super().__init__(f"illegal deck ({rule}): {message}")
+        self.rule = rule
+
+
+@dataclass(frozen=True)
+class Deck:
+    cards: tuple[str, ...]  # card names, in the order given (the game shuffles)
+    energy_types: tuple[str, ...]
+
+
+def validate_deck(cards: Sequence[str], energy_types: Sequence[str],
+                  config: RulesConfig | None = None, table: CardTable | None = None) -> Deck:
+    """A legal :class:`Deck` from card names or printing ids, or :class:`DeckError`."""
+    config = config or RulesConfig()
+    table = table or load_table()
+    names = []
+    for c in cards:
+        name = table.resolve(c)
+        if name is None:
+            raise DeckError("card pool", f"{c!r} is not a card of the pool (A1 and Promo-A "
+                            "Trainers)")
+        names.append(name)
+    for name in names:
+        card = table[name]
+        if not card.supported:
+            raise DeckError("unsupported card", f"{name}: {'; '.join(card.unsupported)} is not "
+                            "implemented by this engine")
+    if len(names) != DECK_SIZE:
+        raise DeckError("deck size", f"{len(names)} cards; a deck has exactly {DECK_SIZE}")
+    over = sorted(n for n, k in Counter(names).items() if k > MAX_COPIES)
+    if over:
+        raise DeckError("copies per name", f"more than {MAX_COPIES} copies of "
+                        f"{', '.join(over)}")
+    if not any(table[n].is_basic for n in names):
+        raise DeckError("basic pokemon", "the deck holds no Basic Pokémon")
+    _check_energy_types(energy_types, config)
+    return Deck(tuple(names), tuple(energy_types))
+
+
+def _check_energy_types(energy_types: Sequence[str], config: RulesConfig) -> None:
+    bad = [t for t in energy_types if t not in ENERGY_TYPES]
+    if bad:
+        raise DeckError("energy types", f"{', '.join(map(repr, bad))} cannot be a deck's Energy "
+                        f"(one of {', '.join(ENERGY_TYPES)})")
+    if len(set(energy_types)) != len(energy_types):
+        raise DeckError("energy types", "an Energy type is declared twice")
+    if not 1 <= len(energy_types) <= config.max_energy_types:
+        raise DeckError("energy types", f"{len(energy_types)} Energy types declared; 1 to "
+                        f"{config.max_energy_types} (flag max_energy_types)")
+
+
+def random_deck(rng: np.random.Generator, table: CardTable | None = None,
+                config: RulesConfig | None = None) -> Deck:
+    """A legal random deck of supported cards: one or two Energy types, evolution lines whose
+    attacks those types can pay, two copies of each card, Trainers to fill."""
+    table = table or load_table()
+    types = [str(t) for t in rng.choice(ENERGY_TYPES, size=int(rng.integers(1, 3)),
+                                        replace=False)]
+
+    def payable(name: str) -> bool:
+        c = table[name]
+        return c.supported and all(s in (*types, "Colorless") for a in c.attacks for s in a.cost)
+
+    basics = [c.name for c in table.supported() if c.is_basic and payable(c.name)
+              and c.type in (*types, "Colorless")]
+    cards: list[str] = []
+    for i in rng.permutation(len(basics)):
+        line = [basics[i]]
+        for _ in range(2):
+            nxt = [c.name for c in table.supported() if c.evolves_from == line[-1]
+                   and payable(c.name)]
+            if not nxt:
+                break
+            line.append(nxt[int(rng.integers(len(nxt)))])
+        if len(cards) + 2 * len(line) > 14:
+            continue
+        cards += [n for n in line for _ in range(2)]
+    trainers = [c.name for c in table.supported() if not c.is_pokemon and c.kind != "fossil"]
+    while len(cards) < DECK_SIZE:
+        name = trainers[int(rng.integers(len(trainers)))]
+        if cards.count(name) < MAX_COPIES:
+            cards.append(name)
+    return validate_deck(cards, types, config, table)
