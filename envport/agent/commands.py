@@ -5,13 +5,16 @@
 
 Exit codes: 0 success (translate: verified and optimised; mutate: kill rate at least
 ``--min-kill-rate``), 1 not reached, 2 bad input (reference, agent, arguments; an agent that is
-not logged in, has no API key or rejects envport's flags), 130 Ctrl-C.
+not logged in, has no API key or rejects envport's flags), 3 translate is waiting for a manual
+edit (``--agent manual``: edit the workspace as the prompt it names asks, then
+``envport translate --resume DIR``), 130 Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,7 +43,9 @@ def _translate_parser(sub: Any) -> None:
     t.add_argument("--target", default="jax", help="target language (jax)")
     t.add_argument("--agent", help="claude[:MODEL] | codex[:MODEL] | gemini[:MODEL] | "
                                    "aider[:MODEL] | openai:MODEL | anthropic:MODEL | "
-                                   "scripted:PATH")
+                                   "scripted:PATH | manual (you, or any tool, edit the "
+                                   "workspace between --resume calls) | command:'CLI ... "
+                                   "{prompt}' (any agent CLI taking a prompt file)")
     t.add_argument("--base-url", help="OpenAI-compatible endpoint (local servers included)")
     t.add_argument("--workdir", help="run directory (default runs/NAME)")
     t.add_argument("--resume", metavar="DIR", help="continue the run in DIR")
@@ -72,6 +77,10 @@ def _translate_parser(sub: Any) -> None:
     t.add_argument("--seed", type=int, help="development seed (default 0)")
     t.add_argument("--optimise-rounds", type=int, help="optimisation rounds (default 1)")
     t.add_argument("--batch-sizes", type=int, nargs="+", help="batch sizes of the SPS table")
+    t.add_argument("--bench-repeats", type=positive_int,
+                   help="interleaved timings of the old and the new version per optimisation "
+                        "round (default 5, at least 2): a change is kept only if the speedup's "
+                        "confidence interval is above 1")
     t.add_argument("--transfer-check", help="L4 hook module:function(spec, seed)")
 
 
@@ -90,7 +99,12 @@ def cmd_translate(args: argparse.Namespace) -> int:
         "verify_timeout_s": args.verify_timeout, "agent": args.agent,
         "base_url": args.base_url, "optimise_rounds": args.optimise_rounds,
         "agent_args": args.agent_arg, "price": args.price, "batch_sizes": args.batch_sizes,
+        "bench_repeats": args.bench_repeats,
     }
+    if args.bench_repeats is not None and args.bench_repeats < 2:
+        err.print("[red]error:[/] --bench-repeats must be at least 2 (an interval needs two "
+                  "paired timings)")
+        return 2
 
     def log(message: str) -> None:
         err.print(f"[dim]{escape(message)}[/]" if message.startswith("  ") else escape(message))
@@ -130,6 +144,15 @@ def cmd_translate(args: argparse.Namespace) -> int:
         if args.json:
             Path(args.json).write_text(json.dumps(summary, indent=2))
         return 2
+    if summary["status"] == "waiting":
+        if args.json:
+            Path(args.json).write_text(json.dumps(summary, indent=2))
+        # plain text, unwrapped: the paths and the command are meant to be copied
+        print(f"waiting for the agent after {summary['iterations']} iterations: edit "
+              f"{summary['workspace']} as {summary['next_prompt']} asks, then run "
+              f"`{summary['resume']}` (exit code 3; see {summary['run_dir']}/NEXT.md)",
+              file=sys.stderr)
+        return 3
     render_summary(summary)
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2))

@@ -388,15 +388,18 @@ def _result(report: Any, module: str | None, t0: float) -> dict[str, Any]:
 
 
 def bench_workspace(cfg: dict[str, Any], workspace: Path, batch_sizes: list[int],
-                    steps: int = 200) -> dict[str, Any]:
+                    steps: int = 200, with_reference: bool = True) -> dict[str, Any]:
     """Random-action steps per second of the translation (vmapped, the rollout in one jitted
-    ``lax.scan``, auto-reset) at each batch size, and of the reference's Python loop."""
+    ``lax.scan``, auto-reset) at each batch size, and (``with_reference``) of the reference's
+    Python loop."""
     # envport's own benchmark: the rollout in one jitted lax.scan with auto-reset, whose
     # observations and rewards are carried so XLA cannot drop the step as dead code.
     from envport.bench.throughput import jax_throughput
 
     make, _ = translation_factories(cfg, workspace)
     rows = [{**r, "backend": "translation"} for r in jax_throughput(make(), batch_sizes, steps)]
+    if not with_reference:
+        return {"results": rows, "steps": steps}
     ref = load_reference_class(cfg["reference"])(**(cfg.get("reference_kwargs") or {}))
     spec = build_spec(cfg, workspace)
     rng = np.random.default_rng(0)
@@ -433,6 +436,8 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.choices["bench"]
     b.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 256])
     b.add_argument("--steps", type=int, default=200)
+    b.add_argument("--translation-only", action="store_true",
+                   help="time the translation only (the interleaved old/new comparison)")
     args = p.parse_args(argv)
     workspace = Path(args.workspace).resolve()
     config = Path(args.config)
@@ -444,7 +449,8 @@ def main(argv: list[str] | None = None) -> int:
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
     try:
         if args.command == "bench":
-            result = bench_workspace(cfg, workspace, args.batch_sizes, args.steps)
+            result = bench_workspace(cfg, workspace, args.batch_sizes, args.steps,
+                                     with_reference=not args.translation_only)
         else:
             sizes = dict(cfg.get("sizes") or {})
             sizes.update({k: getattr(args, k) for k in ("examples", "states", "episodes",

@@ -8,13 +8,20 @@
     then optimisation rounds: measured steps/s -> prompt -> agent -> the whole hierarchy again
     (a change that breaks it is reverted)
 
+An optimisation round is kept only when it is measurably faster: the last verified commit and
+the new one are timed interleaved in one run, ``bench_repeats`` times each, and the change stays
+only if the speedup's confidence interval lies above 1 (``speed.py``); otherwise it is reverted
+and the interval is what the next prompt and the ledger report.
+
 Stops: success, max iterations, budget (USD), wall time, no progress for ``patience``
-iterations (a hand-off note is written for a human), Ctrl-C. An agent failure of the
-infrastructure (crash, malformed output) is retried without consuming an iteration. Every
-agent call is written to the ledger as soon as it returns and every iteration right after its
-verification, and the workspace is committed once per iteration, so ``--resume`` continues with
-nothing lost: an iteration interrupted during verification is verified on resume, one
-interrupted during the agent call is re-prompted with the agent's partial edits in place.
+iterations (a hand-off note is written for a human), Ctrl-C, and, with an agent envport cannot
+call (``manual``), after each prompt: the run waits, resumable, for ``--resume``. An agent
+failure of the infrastructure (crash, malformed output) is retried without consuming an
+iteration. Every agent call is written to the ledger as soon as it returns and every
+iteration right after its verification, and the workspace is committed once per iteration, so
+``--resume`` continues with nothing lost: an iteration interrupted during verification is
+verified on resume, one interrupted during the agent call is re-prompted with the agent's
+partial edits in place.
 """
 
 from __future__ import annotations
@@ -49,7 +56,8 @@ PHASES = ("modules", "compose", "optimise", "done")
 @dataclass
 class TranslateConfig:
     reference: str  # module:Class implementing envport's Reference protocol
-    agent: str  # claude[:MODEL], codex, gemini, aider, openai:MODEL, anthropic:MODEL, scripted:PATH
+    agent: str  # claude[:MODEL], codex, gemini, aider, openai:MODEL, anthropic:MODEL,
+    # scripted:PATH, manual, command:'CLI ... {prompt}'
     workdir: str
     target: str = "jax"
     name: str = ""
@@ -74,6 +82,8 @@ class TranslateConfig:
     optimise_rounds: int = 1
     batch_sizes: list[int] = field(default_factory=lambda: [1, 1024])
     bench_steps: int = 200
+    bench_repeats: int = 5  # interleaved timings of old and new per optimisation round
+    speedup_confidence: float = 0.95  # keep a change only if this interval is above 1
     transfer_check: str | None = None  # module:function(spec, seed) -> LayerResult | bool
     env_class: str = ""
     bridge_class: str = ""
@@ -125,6 +135,10 @@ class Verifier(Protocol):
 
     def bench(self, out: Path) -> dict[str, Any]: ...
 
+    def compare(self, baseline: str, out: Path) -> dict[str, Any]:
+        """The speedup of the workspace over commit ``baseline`` (``speed.speedup_report``)."""
+        ...
+
 
 class SubprocessVerifier:
     """Runs ``python -m envport.agent.harness`` on the workspace: fresh imports of the agent's
@@ -134,13 +148,15 @@ class SubprocessVerifier:
         self.run_dir, self.cfg = run_dir, cfg
         self.workspace = run_dir / "workspace"
 
-    def _run(self, args: list[str], out: Path) -> tuple[dict[str, Any] | None, str, bool]:
+    def _run(self, args: list[str], out: Path, workspace: Path | None = None
+             ) -> tuple[dict[str, Any] | None, str, bool]:
+        workspace = workspace or self.workspace
         out.parent.mkdir(parents=True, exist_ok=True)
         out.unlink(missing_ok=True)
         cmd = [sys.executable, "-m", "envport.agent.harness", *args, "--workspace",
-               str(self.workspace), "--config", str(self.workspace / "harness" / "config.json"),
+               str(workspace), "--config", str(workspace / "harness" / "config.json"),
                "--out", str(out), "--jax-cache", str(self.run_dir / ".jax-cache")]
-        done = run_process(cmd, self.workspace, self.cfg.verify_timeout_s, env=child_env())
+        done = run_process(cmd, workspace, self.cfg.verify_timeout_s, env=child_env())
         log = done.stdout + done.stderr
         (out.with_suffix(".log")).write_text(log)
         if done.exit_code == 2 and not out.exists():
@@ -175,6 +191,44 @@ class SubprocessVerifier:
             data = {"results": [], "error": log.strip()[-1000:]}
         data["bench_s"] = round(time.monotonic() - t0, 2)
         return data
+
+    def compare(self, baseline: str, out: Path) -> dict[str, Any]:
+        """Time the commit ``baseline`` (exported next to the workspace) and the workspace
+        alternately, one harness process per timing, and return the speedup report."""
+        from envport.agent.speed import interleaved_order, speedup_report
+
+        old_dir = self.run_dir / "bench" / f"baseline-{baseline[:12]}"
+        if not (old_dir / "harness" / "config.json").exists():
+            export_commit(self.workspace, baseline, old_dir)
+        args = ["bench", "--translation-only", "--batch-sizes", *map(str, self.cfg.batch_sizes),
+                "--steps", str(self.cfg.bench_steps)]
+        timings: dict[str, list[dict[int, float]]] = {"old": [], "new": []}
+        t0 = time.monotonic()
+        for i, which in enumerate(interleaved_order(self.cfg.bench_repeats)):
+            data, _, _ = self._run(args, out.with_name(f"{out.stem}-{i:02d}-{which}.json"),
+                                     workspace=old_dir if which == "old" else None)
+            rows = {} if data is None else {int(r["batch_size"]): float(r["steps_per_second"])
+                                            for r in data.get("results", [])
+                                            if r.get("backend") == "translation"}
+            timings[which].append(rows)
+        report = speedup_report(timings["old"], timings["new"], self.cfg.speedup_confidence)
+        report["compare_s"] = round(time.monotonic() - t0, 2)
+        report["baseline"] = baseline
+        out.write_text(json.dumps(report, indent=1, default=str))
+        return report
+
+
+def export_commit(workspace: Path, commit: str, target: Path) -> None:
+    """The files of ``commit`` in ``target`` (no repository: a plain tree to import from)."""
+    import io
+    import subprocess
+    import tarfile
+
+    tar = subprocess.run(["git", "archive", "--format=tar", commit], cwd=workspace,
+                         capture_output=True, check=True).stdout
+    target.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+        archive.extractall(target, filter="data")
 
 
 def child_env() -> dict[str, str]:
@@ -275,6 +329,7 @@ class Loop:
         self.state = LoopState()
         self.infra_streak = 0
         self.fatal: str | None = None  # a reason to stop that no retry can fix
+        self.waiting: dict[str, Any] | None = None  # a manual agent's pending prompt
         self.config_failure = False  # ... because the agent is misconfigured (exit code 2)
 
     # -- persistence
@@ -322,9 +377,15 @@ class Loop:
             if pending is not None:  # interrupted after the agent call: verify that work
                 self.log(f"resuming: verifying iteration {pending['iteration']}")
                 agent = AgentResult.from_json(pending["agent"])
+                agent_s = pending["agent_s"]
+                if agent.status == "waiting":  # a manual agent: the edit happened meanwhile
+                    agent = dataclasses.replace(
+                        agent, status="ok", error="", wall_s=time.time() - pending["time"],
+                        final_text="(the workspace was edited outside envport; "
+                                   "`--resume` verified it)")
+                    agent_s = agent.wall_s
                 self.state.session_id = agent.session_id or self.state.session_id
-                self.finish_iteration(pending["iteration"], pending["kind"], agent,
-                                      pending["agent_s"])
+                self.finish_iteration(pending["iteration"], pending["kind"], agent, agent_s)
             while True:
                 reason = self.stop_reason()
                 if reason:
@@ -337,6 +398,8 @@ class Loop:
         st, cfg = self.state, self.cfg
         if st.phase == "done":
             return "success"
+        if self.waiting:
+            return "waiting for the agent"
         if self.fatal:
             return self.fatal
         if st.iteration >= cfg.max_iterations:
@@ -369,7 +432,8 @@ class Loop:
             frozen=list(FROZEN), session_id=self.state.session_id,
             max_budget_usd=None if self.cfg.budget_usd is None else max(
                 0.0, self.cfg.budget_usd - spent),
-            iteration=n, kind=kind, log_path=self.run_dir / "agent" / f"{n:04d}.log")
+            iteration=n, kind=kind, log_path=self.run_dir / "agent" / f"{n:04d}.log",
+            prompt_path=prompt_path)
         self.log(f"iteration {n}: {kind} -> {self.backend.name}")
         t0 = time.monotonic()
         result = self.backend.run(request)
@@ -399,6 +463,10 @@ class Loop:
         self.ledger.append({"type": "agent", "iteration": n, "kind": kind,
                             "agent": result.to_json(), "agent_s": round(agent_s, 2),
                             "prompt": str(prompt_path.relative_to(self.run_dir))})
+        if result.status == "waiting":  # verified by the `--resume` that follows the edit
+            self.waiting = {"iteration": n, "kind": kind, "prompt": str(prompt_path)}
+            self.log(f"  waiting: {result.error}")
+            return
         self.finish_iteration(n, kind, result, agent_s)
 
     def finish_iteration(self, n: int, kind: str, result: AgentResult, agent_s: float) -> None:
@@ -525,20 +593,43 @@ class Loop:
             st.previous = f"your last change was reverted because it broke verification: {digest}"
             events.append("optimisation broke verification: reverted")
         else:
-            before = json.loads(Path(st.bench_path).read_text()) if st.bench_path else {}
-            bench_path = self.run_dir / "bench" / f"{n:04d}.json"
-            bench_path.parent.mkdir(exist_ok=True)
-            bench = self.verifier.bench(bench_path)
-            bench_path.write_text(json.dumps(bench, indent=1))
-            st.previous = "steps/s " + ", ".join(
-                f"batch {b['batch_size']}: {b['steps_per_second']:,.0f} -> "
-                f"{a['steps_per_second']:,.0f}"
-                for b, a in zip(_translation_rows(before), _translation_rows(bench), strict=False))
-            st.bench_path, st.last_green = str(bench_path), commit
-            events.append(f"optimisation verified; {st.previous}")
+            self.keep_if_faster(n, commit, events)
         if st.optimise_round >= self.cfg.optimise_rounds:
             st.phase = "done"
         return str(out)
+
+    def keep_if_faster(self, n: int, commit: str, events: list[str]) -> None:
+        """A verified optimisation stays only if it is measurably faster than the last verified
+        commit (``speed.py``); otherwise it is reverted. Either way the interval is recorded."""
+        from envport.agent.speed import describe
+
+        st = self.state
+        assert st.last_green is not None
+        path = self.run_dir / "bench" / f"{n:04d}-compare.json"
+        path.parent.mkdir(exist_ok=True)
+        report = self.verifier.compare(st.last_green, path)
+        line = describe(report)
+        self.ledger.append({"type": "verify", "iteration": n, "what": "speedup",
+                            "commit": commit, "baseline": st.last_green,
+                            "kept": bool(report["faster"]), "speedup": report.get("speedup"),
+                            "per_batch": report.get("per_batch"),
+                            "repeats": report.get("repeats"),
+                            "confidence": report.get("confidence"),
+                            "verify_s": report.get("compare_s", 0.0)})
+        if not report["faster"]:
+            self.workspace.reset_to(st.last_green)
+            self.workspace.commit(f"revert iteration {n}: verified but not measurably faster",
+                                  tag=f"iter-{n:04d}-reverted")
+            st.previous = (f"your last change passed verification but was not measurably "
+                           f"faster, so it was reverted: {line}")
+            events.append(f"optimisation verified but not faster: reverted; {line}")
+            return
+        bench_path = self.run_dir / "bench" / f"{n:04d}.json"
+        bench = self.verifier.bench(bench_path)
+        bench_path.write_text(json.dumps(bench, indent=1))
+        st.previous = f"your last change was kept: {line}"
+        st.bench_path, st.last_green = str(bench_path), commit
+        events.append(f"optimisation kept: {line}")
 
     # -- prompts
     def task(self) -> dict[str, Any]:
@@ -608,9 +699,11 @@ class Loop:
         st = self.state
         success = reason == "success"
         config = self.config_failure and reason == self.fatal
+        waiting = self.waiting is not None and reason == "waiting for the agent"
         summary = {
             "status": "success" if success else "interrupted" if reason == "interrupted"
-            else "config_error" if config else "stopped", "reason": reason,
+            else "config_error" if config else "waiting" if waiting else "stopped",
+            "reason": reason,
             "iterations": st.iteration,
             "phase": st.phase, "verified": st.verified, "last_green": st.last_green,
             "cost_usd": round(totals["cost_usd"], 4),
@@ -619,8 +712,15 @@ class Loop:
             "infra_errors": totals["infra_errors"], "run_dir": str(self.run_dir),
             "workspace": str(self.workspace.root),
         }
+        if waiting:
+            assert self.waiting is not None
+            from envport.agent.backends.manual import resume_command
+
+            summary["next_prompt"] = self.waiting["prompt"]
+            summary["resume"] = resume_command(self.run_dir)
         # a misconfigured agent before any iteration: the reason is the whole note
-        if not success and reason != "interrupted" and not (config and st.iteration == 0):
+        if not success and not waiting and reason != "interrupted" and not (
+                config and st.iteration == 0):
             summary["handoff"] = str(self.write_handoff(reason, totals))
         self.ledger.append({"type": "stop", "reason": reason, "summary": summary})
         return summary
@@ -654,10 +754,6 @@ class Loop:
         path = self.run_dir / "HANDOFF.md"
         path.write_text(text)
         return path
-
-
-def _translation_rows(bench: dict[str, Any]) -> list[dict[str, Any]]:
-    return [r for r in bench.get("results", []) if r.get("backend") == "translation"]
 
 
 def _fmt_cost(cost: float | None) -> str:

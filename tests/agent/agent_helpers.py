@@ -143,7 +143,8 @@ def _failure(layer: str, test_id: str, field: str) -> dict[str, Any]:
 class FakeVerifier:
     """Judges the workspace by markers in translation/jax_env.py:
     ``BUG`` fails L2; ``ROLLOUT_BUG`` fails L3; ``HELDOUT_BUG`` fails on held-out seeds only;
-    a missing file fails L1. ``bench`` reports ``FAST`` translations twice as fast."""
+    a missing file fails L1. ``bench`` and ``compare`` time ``FAST`` translations twice as
+    fast, with a few percent of noise in ``compare``."""
 
     def __init__(self, run_dir: Path, dev_seed: int = 0):
         self.workspace = Path(run_dir) / "workspace"
@@ -198,6 +199,31 @@ class FakeVerifier:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result))
         return result
+
+    # a machine whose speed drifts by a few percent between timings
+    NOISE = (1.03, 0.98, 1.01, 0.96, 1.02, 0.99, 1.04, 0.97, 1.0, 1.01)
+
+    def compare(self, baseline: str, out: Path) -> dict[str, Any]:
+        """Old (commit ``baseline``) and new timed alternately: ``FAST`` runs twice as fast."""
+        import subprocess
+
+        from envport.agent.speed import interleaved_order, speedup_report
+
+        old_text = subprocess.run(["git", "show", f"{baseline}:translation/jax_env.py"],
+                                  cwd=self.workspace, capture_output=True, text=True).stdout
+        new_text = self._text("jax_env.py") or ""
+        timings: dict[str, list[dict[int, float]]] = {"old": [], "new": []}
+        for i, which in enumerate(interleaved_order(self.repeats)):
+            text = old_text if which == "old" else new_text
+            base = 2e6 if "FAST" in text else 1e6
+            timings[which].append({64: base * self.NOISE[i % len(self.NOISE)]})
+        self.calls.append({"compare": baseline})
+        report = speedup_report(timings["old"], timings["new"], 0.95)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, default=str))
+        return report
+
+    repeats = 5
 
 
 @pytest.fixture

@@ -51,3 +51,31 @@ def test_scripted_cartpole_is_repaired_and_reaches_l3(tmp_path):
     assert held_out["report"]["passed"]
     assert envport("report", str(run_dir)) == 0
     assert "verified" in (run_dir / "report.md").read_text().lower()
+
+
+def test_manual_agent_cartpole_through_resume(tmp_path, capsys):
+    """The same demo with ``--agent manual``: each prompt stops the run (exit 3); the edits of
+    the demo script are then made "by hand" (applied between the calls) and ``--resume``
+    verifies them with the real harness and writes the next prompt."""
+    import yaml
+
+    from envport.agent.backends.scripted import Scripted
+
+    run_dir = tmp_path / "manual"
+    steps = yaml.safe_load((ROOT / "examples/scripted/cartpole.yaml").read_text())["steps"]
+    code = envport("translate", "--reference",
+                   "envport.envs.cartpole.reference:CartPoleReference",
+                   "--source", "gymnasium.envs.classic_control.cartpole", "--agent", "manual",
+                   "--workdir", str(run_dir), "--examples", "2", "--states", "60",
+                   "--episodes", "2", "--samples", "300", "--optimise-rounds", "0")
+    codes = [code]
+    for step in steps[:3]:
+        prompt = sorted((run_dir / "prompts").glob("*.md"))[-1].name
+        assert prompt.split("-", 1)[1].startswith(step["expect"].replace(":", "-")), prompt
+        Scripted.apply(step, run_dir / "workspace")
+        codes.append(envport("translate", "--resume", str(run_dir)))
+    assert codes == [3, 3, 3, 0]
+    its = Ledger(run_dir / "ledger.jsonl").iterations()
+    assert [r["kind"] for r in its] == ["module:jax_env", "module:bridge", "repair"]
+    assert its[1]["layers"]["interaction"] is False and its[2]["highest_layer"] == "distribution"
+    assert "waiting for the agent" in capsys.readouterr().err

@@ -109,12 +109,13 @@ def test_optimisation_rounds_keep_green_and_revert_breakage(tmp_path, config_fac
     text = (run_dir / "workspace" / "translation" / "jax_env.py").read_text()
     assert "FAST" in text and "BUG" not in text  # the breaking round was reverted
     its = Ledger(run_dir / "ledger.jsonl").iterations()
-    assert "optimisation verified; steps/s batch 64: 1,000,000 -> 2,000,000" in its[2]["events"]
+    kept = [e for e in its[2]["events"] if e.startswith("optimisation kept: speedup 2.0")]
+    assert kept and "95% CI [" in kept[0] and "over 5 interleaved repeats" in kept[0]
     assert "optimisation broke verification: reverted" in its[3]["events"]
     first = (run_dir / "prompts" / "0003-optimise.md").read_text()
     assert "| translation | 64 | 1,000,000 |" in first and "tests stay green" in first
     second = (run_dir / "prompts" / "0004-optimise.md").read_text()
-    assert "1,000,000 -> 2,000,000" in second
+    assert "your last change was kept: speedup 2.0" in second
     assert summary["last_green"] == Workspace(run_dir / "workspace").git("rev-parse",
                                                                         "iter-0003")
 
@@ -315,3 +316,26 @@ def test_an_agent_that_becomes_unavailable_stops_the_run(tmp_path, config_factor
     assert summary["status"] == "config_error" and summary["iterations"] == 0
     assert summary["reason"] == "agent unavailable: AuthenticationError: invalid x-api-key"
     assert verifier.calls == [] and "handoff" not in summary
+
+
+def test_verified_but_not_faster_optimisation_is_reverted_with_its_interval(tmp_path,
+                                                                          config_factory):
+    # the CartPole demo's case: a change that passes verification and is timed within noise
+    steps = [{**BUGGY, "write": {"translation/jax_env.py": ENV_OK}}, BRIDGE_STEP,
+             {"expect": "optimise", "write": {"translation/jax_env.py": ENV_OK + "# tidy\n"}}]
+    cfg = config_factory(script(tmp_path, steps), optimise_rounds=1)
+    summary, verifier = run(cfg)
+    assert summary["status"] == "success"
+    run_dir = Path(cfg.workdir)
+    text = (run_dir / "workspace" / "translation" / "jax_env.py").read_text()
+    assert "# tidy" not in text  # reverted to the last verified commit
+    ledger = Ledger(run_dir / "ledger.jsonl")
+    its = ledger.iterations()
+    event = next(e for e in its[2]["events"] if "not faster" in e)
+    record = next(r for r in ledger.of_type("verify") if r.get("what") == "speedup")
+    assert record["kept"] is False and record["repeats"] == 5
+    low, high = record["speedup"]["low"], record["speedup"]["high"]
+    assert low < 1 < high and f"[{low:.3f}, {high:.3f}]" in event
+    assert summary["last_green"] == Workspace(run_dir / "workspace").git("rev-parse",
+                                                                        "iter-0002")
+    assert {"compare": summary["last_green"]} in verifier.calls

@@ -2,7 +2,9 @@
 
 Agent names: ``claude[:MODEL]``, ``codex[:MODEL]``, ``gemini[:MODEL]``, ``aider[:MODEL]``
 (command-line agents), ``openai:MODEL`` (any OpenAI-compatible endpoint, with ``base_url`` for
-a local server), ``anthropic:MODEL`` (Anthropic's API), ``scripted:PATH`` (a YAML script).
+a local server), ``anthropic:MODEL`` (Anthropic's API), ``scripted:PATH`` (a YAML script),
+``manual`` (whoever edits the workspace between ``--resume`` calls) and ``command:'CLI ...'``
+(any agent CLI that takes a prompt file; ``backends/manual.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from envport.agent.backends.base import (
     run_process,
 )
 
-AGENTS = ("claude", "codex", "gemini", "aider", "openai", "anthropic", "scripted")
+AGENTS = ("claude", "codex", "gemini", "aider", "openai", "anthropic", "scripted", "manual",
+          "command")
 
 
 def make_backend(agent: str, *, base_url: str | None = None,
@@ -30,6 +33,16 @@ def make_backend(agent: str, *, base_url: str | None = None,
     """The backend named by ``agent`` (see the module docstring). Raises
     AgentUnavailableError for an unknown name, with the list of known ones."""
     kind, _, arg = agent.partition(":")
+    if kind == "manual":
+        from envport.agent.backends.manual import Manual
+
+        if arg:
+            raise AgentUnavailableError(f"--agent {agent}: `manual` takes no argument")
+        return Manual()
+    if kind == "command":
+        from envport.agent.backends.manual import Command
+
+        return Command(arg, price=price)
     if kind == "scripted":
         from envport.agent.backends.scripted import Scripted
 
@@ -51,7 +64,7 @@ def make_backend(agent: str, *, base_url: str | None = None,
     raise AgentUnavailableError(
         f"unknown agent {agent!r}; known: claude[:MODEL], codex[:MODEL], gemini[:MODEL], "
         "aider[:MODEL], openai:MODEL (with --base-url for a local server), anthropic:MODEL, "
-        "scripted:PATH")
+        "scripted:PATH, manual, command:'CLI ... {prompt}'")
 
 
 __all__ = [

@@ -28,9 +28,10 @@ CostSource = Literal["reported", "estimated", "unknown"]
 # result), "malformed" (output that cannot be parsed), "unavailable" (missing executable or key).
 # "config_error": the agent cannot work as configured (not logged in, no API key, an argument
 # its version rejects); no retry can fix it, so the loop stops at once with the fix, spending
-# no iteration.
+# no iteration. "waiting": the agent is not a command envport can call (``manual``): the prompt
+# is written and the run stops, resumable; ``--resume`` verifies whatever was edited meanwhile.
 Status = Literal["ok", "error", "budget_exhausted", "timeout", "crash", "malformed",
-                 "unavailable", "config_error"]
+                 "unavailable", "config_error", "waiting"]
 INFRASTRUCTURE: frozenset[str] = frozenset({"crash", "malformed", "unavailable"})
 
 
@@ -71,6 +72,7 @@ class AgentRequest:
     iteration: int = 0
     kind: str = ""  # module / repair / optimise: what the prompt asks for
     log_path: Path | None = None  # where the raw output is kept
+    prompt_path: Path | None = None  # the prompt as a file (the loop writes it before the call)
 
 
 @dataclass
