@@ -9,7 +9,9 @@
                             fossil goes to the Bench (t = 0; in setup the first Basic becomes
                             the Active), an evolution onto slot t, a Trainer on target slot t
                             (t = 0 when it takes none)
-    94 .. 97     CHOOSE s   a pending choice of slot s (promotion, a new Active)
+    94 .. 97     CHOOSE s   a pending choice of slot s: of the chooser's own side (promotion, a
+                            new Active, a switch, a Bench target, an Energy attach), of the
+                            opponent's side for an attack's target (T12)
     98 .. 105    ENERGY e   a pending choice of an Energy type (index into ENERGY_TYPES)
 """
 

@@ -21,7 +21,9 @@ SUPPORTED_TEMPLATES = frozenset({
     "status", "coin_status", "heal_self", "discard_energy", "recoil", "multi_coin",
     "coin_bonus", "coin_fail", "bench_damage", "per_count", "bonus_if",
     "discard_opponent_energy", "draw", "flip_until_tails", "all_heads_bonus",
-    "coin_bonus_or_recoil", "reveal_hand",
+    "coin_bonus_or_recoil", "reveal_hand", "snipe", "defending_effect", "self_effect",
+    "zone_attach", "search_hand", "search_bench", "switch_opponent", "switch_self",
+    "block_supporters", "discard_opponent_hand", "heal_dealt", "own_bench_damage",
 })
 TRAINER_EFFECTS = frozenset({
     "fossil", "erika", "misty", "blaine", "koga", "giovanni", "brock", "sabrina", "lt_surge",

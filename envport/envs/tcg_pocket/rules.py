@@ -268,17 +268,22 @@ def check_game_over(state: GameState) -> bool:
 
 
 def ask(state: GameState, decision: Decision) -> None:
-    """Queue a decision; one with a single legal answer is taken at once."""
+    """Queue a decision; one with a single legal answer is taken at once, one with none is
+    dropped (an effect with nothing to act on)."""
     options = decision_options(state, decision)
     if len(options) == 1:
         resolve_decision(state, decision, options[0])
-    else:
+    elif options:
         state.pending.append(decision)
 
 
 # ---------------------------------------------------------------- decisions
 def decision_options(state: GameState, d: Decision) -> list[int]:
+    """The legal answers: slots of the deciding player's side (of the opponent's side for
+    ``attack_target``), or Energy type indices for ``retreat_energy``."""
     pl = state.players[d.player]
+    if "options" in d.data:
+        return list(d.data["options"])
     if d.kind in ("promote", "new_active"):
         return [s for s, _ in pl.benched()]
     if d.kind == "retreat_energy":
@@ -300,6 +305,18 @@ def resolve_decision(state: GameState, d: Decision, choice: int) -> None:
             ask(state, Decision(d.player, "retreat_energy", {**d.data, "left": left}))
         else:
             switch_active(pl, d.data["bench"])
+    elif d.kind == "attack_target":
+        snipe_hit(state, choice, d.data["amount"])
+    elif d.kind == "own_bench_damage":
+        target = pl.slot(choice)
+        assert target is not None
+        target.damage += d.data["amount"]
+    elif d.kind == "zone_attach":
+        target = pl.slot(choice)
+        assert target is not None
+        target.energy[ENERGY_INDEX[d.data["energy"]]] += 1
+        if d.data["left"] > 1:
+            ask(state, Decision(d.player, "zone_attach", {**d.data, "left": d.data["left"] - 1}))
 
 
 def promote(pl: Player, slot: int) -> None:
@@ -312,6 +329,7 @@ def switch_active(pl: Player, slot: int) -> None:
     assert pl.active is not None
     outgoing = pl.active
     outgoing.conditions.clear()
+    outgoing.effects.clear()
     pl.active, pl.bench[slot - 1] = pl.bench[slot - 1], outgoing
 
 
@@ -391,6 +409,8 @@ def attack_problem(state: GameState, i: int) -> str | None:
         return f"{active.name} has no attack {i}"
     if active.conditions & {"asleep", "paralyzed"}:
         return f"{active.name} is {'Asleep' if 'asleep' in active.conditions else 'Paralyzed'}"
+    if effect_on(state, active, "cannot_attack") is not None:
+        return f"{active.name} can't attack this turn (an attack's effect)"
     if not attack_cost_paid(active.energy, attacks[i].cost):
         return f"{attacks[i].name} needs {'+'.join(attacks[i].cost)}"
     return None
@@ -412,6 +432,8 @@ def retreat_problem(state: GameState, slot: int) -> str | None:
         return "a fossil cannot retreat"
     if pl.active.conditions & {"asleep", "paralyzed"}:
         return "an Asleep or Paralyzed Pokémon cannot retreat"
+    if effect_on(state, pl.active, "cannot_retreat") is not None:
+        return f"{pl.active.name} can't retreat this turn (an attack's effect)"
     if pl.bench[slot - 1] is None:
         return f"Bench slot {slot} is empty"
     if pl.active.energy_count < retreat_cost(pl):
@@ -478,6 +500,8 @@ def trainer_problem(state: GameState, c: Card, t: int) -> str | None:
             return "one Supporter per turn"
         if state.turn == 1 and not state.config.supporter_on_turn_1:
             return "no Supporter on the first player's turn 1 (flag supporter_on_turn_1)"
+        if pl.supporters_blocked_until >= state.turn:
+            return "no Supporters this turn (an attack's effect)"
     hard, soft = TRAINER_CHECKS[str(c.effect)](state, t)
     if hard:
         return f"{c.name}: {hard}"
@@ -705,6 +729,7 @@ class AttackContext:
     damage: int
     nothing: bool = False
     recoil: int = 0  # self-damage a coin decided before the damage step
+    dealt: int = 0  # the damage done to the opponent's Active
 
 
 def extra_energy(p: InPlay, cost: tuple[str, ...], energy_type: str) -> int:
@@ -810,6 +835,8 @@ def damage_to_active(state: GameState, attacker: InPlay, defender: InPlay, base:
     if damage > 0:
         damage += 10 if me.giovanni else 0
         damage += 30 if me.blaine and attacker.name in BLAINE_POKEMON else 0
+    if effect_on(state, defender, "prevent_all") is not None:
+        return 0
     reduction = damage_reduction(state, attacker, defender)
     weak = weakness(defender) is not None and pokemon_type(attacker) == weakness(defender)
     if state.config.weakness_before_reduction:
@@ -820,9 +847,23 @@ def damage_to_active(state: GameState, attacker: InPlay, defender: InPlay, base:
 
 
 def damage_reduction(state: GameState, attacker: InPlay, defender: InPlay) -> int:
-    """Defender-side reductions (Hard Coat, "takes -20"): none of the supported cards has one
-    yet; this is where they go."""
-    return 0
+    """What T13 effects take off: the attacker's "attacks do -20", the defender's "takes -20"
+    (Abilities such as Hard Coat are not supported)."""
+    return ((effect_on(state, attacker, "attack_minus") or 0)
+            + (effect_on(state, defender, "takes_minus") or 0))
+
+
+def effect_on(state: GameState, p: InPlay, name: str) -> int | None:
+    """The amount of a T13 effect on ``p`` still in force this turn, or None."""
+    until_amount = p.effects.get(name)
+    if until_amount is None or until_amount[0] < state.turn:
+        return None
+    return until_amount[1]
+
+
+def protected(state: GameState, p: InPlay | None) -> bool:
+    """Dig's "prevent all damage from and effects of attacks"."""
+    return p is not None and effect_on(state, p, "prevent_all") is not None
 
 
 def use_attack(state: GameState, index: int) -> None:
@@ -843,19 +884,28 @@ def use_attack(state: GameState, index: int) -> None:
     if ctx.nothing:
         return
     defender = state.players[1 - state.current].active
-    if defender is not None:
-        defender.damage += damage_to_active(state, attacker, defender, ctx.damage)
     effect = attack.effect
+    if defender is not None and not (effect and effect["template"] == "snipe"):
+        ctx.dealt = damage_to_active(state, attacker, defender, ctx.damage)
+        defender.damage += ctx.dealt
+    state.attack_open = True
     if effect is not None and effect["template"] in AFTER_TEMPLATES:
         AFTER_TEMPLATES[effect["template"]](state, attacker, effect, ctx)
     if ctx.recoil:
         attacker.damage += ctx.recoil
+    if not state.pending:
+        finish_attack(state)
+
+
+def finish_attack(state: GameState) -> None:
+    """7: Knock Outs once the effect text (and any choice it asked for) has resolved."""
+    state.attack_open = False
     process_knockouts(state)
 
 
 def a_status(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
     defender = state.players[1 - state.current].active
-    if defender is not None:
+    if defender is not None and not protected(state, defender):
         add_condition(defender, e["condition"])
 
 
@@ -893,7 +943,7 @@ def a_discard_opponent_energy(state: GameState, me: InPlay, e: dict,
     defender = state.players[1 - state.current].active
     if e["coin"] and not state.rng.coin():
         return
-    if defender is None or defender.energy_count == 0:
+    if defender is None or defender.energy_count == 0 or protected(state, defender):
         return
     units = [i for i, k in enumerate(defender.energy) for _ in range(k)]
     defender.energy[units[state.rng.pick(len(units))]] -= 1
@@ -908,11 +958,120 @@ def a_reveal_hand(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> 
     pl.revealed["opponent_hand"] = list(state.players[1 - state.current].hand)
 
 
+def a_snipe(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    """T12: the attacker chooses one of the opponent's Pokémon (the Bench only, if printed)."""
+    opp = state.players[1 - state.current]
+    options = [s for s, _ in (opp.benched() if e["bench_only"] else opp.in_play())]
+    ask(state, Decision(state.current, "attack_target",
+                        {"amount": e["amount"], "options": options}))
+
+
+def snipe_hit(state: GameState, slot: int, amount: int) -> None:
+    """On the Active the whole pipeline (bonuses, Weakness, reductions); on the Bench the
+    printed amount only."""
+    target = state.players[1 - state.current].slot(slot)
+    attacker = state.players[state.current].active
+    assert target is not None and attacker is not None
+    target.damage += (damage_to_active(state, attacker, target, amount) if slot == 0
+                      else amount)
+
+
+def a_defending_effect(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    """T13 on the opponent's Active, until the end of the opponent's next turn."""
+    defender = state.players[1 - state.current].active
+    if e["coin"] and not state.rng.coin():
+        return
+    if defender is not None and not protected(state, defender):
+        defender.effects[e["effect"]] = [state.turn + 1, e["amount"]]
+
+
+def a_self_effect(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    """T13 on the attacker, until the end of the opponent's next turn."""
+    if e["coin"] and not state.rng.coin():
+        return
+    me.effects[e["effect"]] = [state.turn + 1, e["amount"]]
+
+
+def a_zone_attach(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    """T14: Energy from the Energy Zone (extra, not the turn's): to this Pokémon, or one at a
+    time to a chosen Benched Pokémon of the printed type (per heads of ``coins`` coins)."""
+    count = e["count"] or sum(state.rng.coin() for _ in range(e["coins"]))
+    if e["target"] == "self":
+        me.energy[ENERGY_INDEX[e["energy"]]] += count
+        return
+    pl = state.players[state.current]
+    options = [s for s, p in pl.benched() if pokemon_type(p) == e["target_type"]]
+    if count and options:
+        ask(state, Decision(state.current, "zone_attach",
+                            {"energy": e["energy"], "left": count, "options": options}))
+
+
+def a_search_hand(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    """T16: a random Pokémon of the type from the deck to the hand (a pick over the matching
+    cards in deck order; none: no draw)."""
+    pl = state.players[state.current]
+    limit = state.config.hand_limit
+    if (state.config.hand_limit_applies_to_search and limit is not None
+            and len(pl.hand) >= limit):
+        return
+    matches = [i for i, n in enumerate(pl.deck)
+               if card(n).is_pokemon and card(n).type == e["type"]]
+    if matches:
+        pl.hand.append(pl.deck.pop(matches[state.rng.pick(len(matches))]))
+
+
+def a_search_bench(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    """T16: a random card of the name from the deck onto the Bench (if there is room)."""
+    pl = state.players[state.current]
+    matches = [i for i, n in enumerate(pl.deck) if n == e["name"]]
+    if matches and any(b is None for b in pl.bench):
+        put_in_play(pl, pl.deck.pop(matches[state.rng.pick(len(matches))]), state.turn)
+
+
+def a_switch_opponent(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    """T17: the opponent's Active to the Bench; the opponent chooses the new Active."""
+    opp = state.players[1 - state.current]
+    if opp.benched() and not protected(state, opp.active):
+        ask(state, Decision(1 - state.current, "new_active"))
+
+
+def a_switch_self(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    ask(state, Decision(state.current, "new_active"))
+
+
+def a_block_supporters(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    state.players[1 - state.current].supporters_blocked_until = state.turn + 1
+
+
+def a_discard_opponent_hand(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    opp = state.players[1 - state.current]
+    if e["coin"] and not state.rng.coin():
+        return
+    if opp.hand:
+        opp.discard.append(opp.hand.pop(state.rng.pick(len(opp.hand))))
+
+
+def a_heal_dealt(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    heal(me, ctx.dealt)
+
+
+def a_own_bench_damage(state: GameState, me: InPlay, e: dict, ctx: AttackContext) -> None:
+    """Zapdos: the attacker chooses one of its own Benched Pokémon (no Weakness)."""
+    options = [s for s, _ in state.players[state.current].benched()]
+    ask(state, Decision(state.current, "own_bench_damage",
+                        {"amount": e["amount"], "options": options}))
+
+
 AFTER_TEMPLATES = {
     "status": a_status, "coin_status": a_coin_status, "heal_self": a_heal_self,
     "discard_energy": a_discard_energy, "recoil": a_recoil, "bench_damage": a_bench_damage,
     "discard_opponent_energy": a_discard_opponent_energy, "draw": a_draw,
-    "reveal_hand": a_reveal_hand,
+    "reveal_hand": a_reveal_hand, "snipe": a_snipe, "defending_effect": a_defending_effect,
+    "self_effect": a_self_effect, "zone_attach": a_zone_attach, "search_hand": a_search_hand,
+    "search_bench": a_search_bench, "switch_opponent": a_switch_opponent,
+    "switch_self": a_switch_self, "block_supporters": a_block_supporters,
+    "discard_opponent_hand": a_discard_opponent_hand, "heal_dealt": a_heal_dealt,
+    "own_bench_damage": a_own_bench_damage,
 }
 
 
@@ -930,6 +1089,7 @@ def evolve(state: GameState, name: str, t: int) -> None:
     target = _slot(state, t)
     target.stack.append(name)
     target.conditions.clear()
+    target.effects.clear()
     target.evolved_turn = state.turn
 
 
@@ -984,6 +1144,8 @@ def apply(state: GameState, player: int, action: Action) -> None:
             setup_action(state, d, action)
         else:
             resolve_decision(state, d, action.a)
+        if state.attack_open and not state.pending:
+            finish_attack(state)
         advance(state)
         return
     pl = state.players[state.current]

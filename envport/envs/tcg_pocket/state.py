@@ -23,6 +23,9 @@ class InPlay:
     damage: int = 0
     conditions: set[str] = field(default_factory=set)  # only while Active
     evolved_turn: int = -1
+    # attack effects "during your opponent's next turn" (T13): name -> [last turn, amount];
+    # like Special Conditions they end when the Pokémon leaves the Active Spot or evolves
+    effects: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -51,6 +54,7 @@ class Player:
     giovanni: bool = False
     blaine: bool = False
     x_speed: int = 0
+    supporters_blocked_until: int = -1  # an attack's "can't use Supporters" (last turn)
     # information the player was shown this turn (Hand Scope, Pokédex, an attack's reveal)
     revealed: dict[str, list[str]] = field(default_factory=dict)
 
@@ -86,6 +90,7 @@ class GameState:
     winner: int | None = None  # 0, 1, or -1 for a draw, once stage == "over"
     end_reason: str = ""
     log: list[str] = field(default_factory=list)
+    attack_open: bool = False  # an attack waits for a choice before its Knock Outs
     rng: Any = field(default=None, repr=False)  # the game's one Rng (rng.py)
 
     @property

@@ -139,6 +139,66 @@ PATTERNS: list[tuple[str, str, Any]] = [
      lambda m: {"template": "coin_bonus_or_recoil", "bonus": int(m[1]), "recoil": int(m[2])}),
     ("X04", r"Your opponent reveals their hand\.",
      lambda m: {"template": "reveal_hand"}),
+    ("T12", r"This attack does (\d+) damage to 1 of your opponent's Pokémon\.",
+     lambda m: {"template": "snipe", "amount": int(m[1]), "bench_only": False}),
+    ("T12", r"This attack does (\d+) damage to 1 of your opponent's Benched Pokémon\.",
+     lambda m: {"template": "snipe", "amount": int(m[1]), "bench_only": True}),
+    ("T13", r"During your opponent's next turn, attacks used by the Defending Pokémon do "
+     r"-(\d+) damage\.",
+     lambda m: {"template": "defending_effect", "effect": "attack_minus", "amount": int(m[1]),
+                "coin": False}),
+    ("T13", r"During your opponent's next turn, the Defending Pokémon can't attack\.",
+     lambda m: {"template": "defending_effect", "effect": "cannot_attack", "amount": 0,
+                "coin": False}),
+    ("T13", r"Flip a coin\. If heads, the Defending Pokémon can't attack during your "
+     r"opponent's next turn\.",
+     lambda m: {"template": "defending_effect", "effect": "cannot_attack", "amount": 0,
+                "coin": True}),
+    ("T13", r"During your opponent's next turn, the Defending Pokémon can't retreat\.",
+     lambda m: {"template": "defending_effect", "effect": "cannot_retreat", "amount": 0,
+                "coin": False}),
+    ("T13", r"During your opponent's next turn, this Pokémon takes -(\d+) damage from "
+     r"attacks\.",
+     lambda m: {"template": "self_effect", "effect": "takes_minus", "amount": int(m[1]),
+                "coin": False}),
+    ("T13", r"Flip a coin\. If heads, during your opponent's next turn, prevent all damage "
+     r"from—and effects of—attacks done to this Pokémon\.",
+     lambda m: {"template": "self_effect", "effect": "prevent_all", "amount": 0,
+                "coin": True}),
+    ("T14", r"Take (a|an|1) " + E + r" Energy from your Energy Zone and attach it to this "
+     r"Pokémon\.",
+     lambda m: {"template": "zone_attach", "energy": _energy(m[2]), "coins": 0, "count": 1,
+                "target": "self", "target_type": None}),
+    ("T14", r"Take (a|an|1) " + E + r" Energy from your Energy Zone and attach it to 1 of your "
+     r"Benched (Grass|Fire|Water|Lightning|Psychic|Fighting|Darkness|Metal) Pokémon\.",
+     lambda m: {"template": "zone_attach", "energy": _energy(m[2]), "coins": 0, "count": 1,
+                "target": "bench", "target_type": m[3]}),
+    ("T14", r"Flip (\d) coins\. Take an amount of " + E + r" Energy from your Energy Zone "
+     r"equal to the number of heads and attach it to your Benched "
+     r"(Grass|Fire|Water|Lightning|Psychic|Fighting|Darkness|Metal) Pokémon in any way you "
+     r"like\.",
+     lambda m: {"template": "zone_attach", "energy": _energy(m[2]), "coins": int(m[1]),
+                "count": 0, "target": "bench", "target_type": m[3]}),
+    ("T16", r"Put 1 random (Grass|Fire|Water|Lightning|Psychic|Fighting|Darkness|Metal) Pokémon "
+     r"from your deck into your hand\.",
+     lambda m: {"template": "search_hand", "type": m[1]}),
+    ("T16", r"Put 1 random (.+) from your deck onto your Bench\.",
+     lambda m: {"template": "search_bench", "name": m[1]}),
+    ("T17", r"Switch out your opponent's Active Pokémon to the Bench\. \(Your opponent "
+     r"chooses the new Active Pokémon\.\)",
+     lambda m: {"template": "switch_opponent"}),
+    ("T17", r"Switch this Pokémon with 1 of your Benched Pokémon\.",
+     lambda m: {"template": "switch_self"}),
+    ("X05", r"Your opponent can't use any Supporter cards from their hand during their next "
+     r"turn\.",
+     lambda m: {"template": "block_supporters"}),
+    ("X06", r"Flip a coin\. If heads, discard a random card from your opponent's hand\.",
+     lambda m: {"template": "discard_opponent_hand", "coin": True}),
+    ("X07", r"Heal from this Pokémon the same amount of damage you did to your opponent's "
+     r"Active Pokémon\.",
+     lambda m: {"template": "heal_dealt"}),
+    ("X08", r"This attack also does (\d+) damage to 1 of your Benched Pokémon\.",
+     lambda m: {"template": "own_bench_damage", "amount": int(m[1])}),
 ]
 
 

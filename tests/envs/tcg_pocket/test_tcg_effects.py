@@ -346,3 +346,202 @@ def test_plain_attack_with_and_without_weakness(name: str, index: int) -> None:
 
 def test_plain_attacks_cover_most_supported_pokemon() -> None:
     assert len({n for n, _ in PLAIN}) >= 120
+
+
+# ---------------------------------------------------------------- T12 snipe (a choice)
+def _attack_then(s: GameState, *choices: tuple[int, int]) -> GameState:
+    act(s, "attack", 0)
+    for player, slot in choices:
+        act(s, "choose", slot, player=player)
+    return s
+
+
+def test_snipe_bench_no_weakness_active_with_weakness() -> None:
+    # Seadra (Water) 50 to any opponent's Pokémon; Charmander is weak to Water
+    bench = [mon("Charmander"), mon("Pikachu")]
+    s = game(side(mon("Seadra", energy={"Water": 3})), side(mon("Magmar"), bench=bench),
+             turn=3, draws=[roll()])
+    _attack_then(s, (0, 2))
+    assert bench[1].damage == 50 and s.players[1].active.damage == 0
+    s = game(side(mon("Seadra", energy={"Water": 3})),
+             side(mon("Magmar"), bench=[mon("Pikachu")]), turn=3, draws=[roll()])
+    _attack_then(s, (0, 0))
+    assert s.players[1].active.damage == 50 + 20  # Magmar is weak to Water
+    s = game(side(mon("Zebstrika", energy={"Lightning": 1})),
+             side(mon("Snorlax"), bench=[mon("Squirtle", damage=40), mon("Pikachu")]), turn=3,
+             draws=[roll()])
+    _attack_then(s, (0, 1))  # 30 knocks out the damaged Squirtle: checked after the choice
+    assert s.players[0].points == 1 and "Squirtle" in s.players[1].discard
+
+
+def test_snipe_bench_only_hitmonlee() -> None:
+    s = game(side(mon("Hitmonlee", energy={"Fighting": 1})),
+             side(mon("Snorlax"), bench=[mon("Pikachu"), mon("Ekans")]), turn=3,
+             draws=[roll()])
+    act(s, "attack", 0)
+    assert s.to_act() == 0 and why(s, "choose", 0) is not None  # not the Active
+    act(s, "choose", 1)
+    assert s.players[1].bench[0].damage == 30
+    s = game(side(mon("Hitmonlee", energy={"Fighting": 1})), side(mon("Snorlax")), turn=3,
+             draws=[roll()])
+    act(s, "attack", 0)  # no Benched target: the attack does nothing
+    assert s.players[1].active.damage == 0 and s.current == 1
+
+
+# ---------------------------------------------------------------- T13 next-turn effects
+def test_defending_cannot_attack_or_retreat_then_expires() -> None:
+    s = game(side(mon("Omastar", energy={"Water": 3})),
+             side(mon("Snorlax", energy={"Grass": 4}), bench=[mon("Pikachu")]), turn=3,
+             draws=[roll(), roll(), roll()])
+    act(s, "attack", 0)
+    assert "can't attack" in why(s, "attack", 0)
+    act(s, "end")  # the opponent's turn passes; on turn 5 the effect is over
+    act(s, "end")
+    assert s.turn == 6 and why(s, "attack", 0) is None
+    s2 = game(side(mon("Arbok", energy={"Darkness": 2})),
+              side(mon("Snorlax", energy={"Grass": 4}), bench=[mon("Pikachu")]), turn=3,
+              draws=[roll()])
+    act(s2, "attack", 0)
+    assert "can't retreat" in why(s2, "retreat", 1) and why(s2, "attack", 0) is None
+
+
+@pytest.mark.parametrize("heads", [True, False])
+def test_vulpix_tail_whip_coin(heads: bool) -> None:
+    s = hit(mon("Vulpix", energy={"Fire": 1}), mon("Snorlax", energy={"Grass": 4}),
+            draws=[coin(heads)])
+    assert (why(s, "attack", 0) is not None) is heads
+
+
+def test_growl_lowers_the_defending_pokemons_attacks_next_turn() -> None:
+    s = game(side(mon("Cubone", energy={"Fighting": 1})),
+             side(mon("Bulbasaur", energy={"Grass": 2})), turn=3, draws=[roll(), roll()])
+    act(s, "attack", 0)
+    assert s.players[1].active.effects == {"attack_minus": [4, 20]}
+    act(s, "attack", 0)  # Vine Whip 40 - 20 on Cubone (weak to Grass: + 20 first)
+    assert s.players[0].active.damage == 40 + 20 - 20
+
+
+@pytest.mark.parametrize("weakness_first, expect", [(True, 10), (False, 0)])
+def test_weakness_before_reduction_flag(weakness_first: bool, expect: int) -> None:
+    # the game-guide example: 10 + 20 Weakness - 20 = 10; the simulator's order: 10 - 20 -> 0,
+    # and no Weakness on 0 damage. Petilil's Blot does 10; Geodude is weak to Grass.
+    attacker = mon("Petilil", energy={"Grass": 1})
+    attacker.effects = {"attack_minus": [3, 20]}  # a Growl from the opponent's last turn
+    s = game(side(attacker), side(mon("Geodude")), turn=3, draws=[roll()],
+             config=RulesConfig(weakness_before_reduction=weakness_first))
+    act(s, "attack", 0)
+    assert s.players[1].active.damage == expect
+
+
+def test_mr_mime_takes_less_and_dugtrio_prevents_all() -> None:
+    s = game(side(mon("Mr. Mime", energy={"Psychic": 2})),
+             side(mon("Bulbasaur", energy={"Grass": 2})), turn=3, draws=[roll(), roll()])
+    act(s, "attack", 0)
+    act(s, "attack", 0)  # Vine Whip 40 - 20
+    assert s.players[0].active.damage == 20
+    s = game(side(mon("Dugtrio", energy={"Fighting": 1})),
+             side(mon("Venomoth", energy={"Grass": 1})), turn=3,
+             draws=[coin(True), roll(), roll()])
+    act(s, "attack", 0)
+    act(s, "attack", 0)  # Poison Powder: 30 and Poisoned, both prevented
+    assert s.players[0].active.damage == 0 and s.players[0].active.conditions == set()
+
+
+def test_effects_end_when_the_pokemon_leaves_the_active_spot() -> None:
+    s = game(side(mon("Snorlax", energy={"Grass": 4}), bench=[mon("Pikachu")]),
+             side(mon("Snorlax")), turn=4)
+    s.players[0].active.effects = {"cannot_attack": [4, 0]}
+    s.players[0].x_speed = 4
+    act(s, "retreat", 1)
+    assert s.players[0].bench[0].effects == {}
+
+
+# ---------------------------------------------------------------- T14 Energy Zone attach
+def test_meltan_attaches_to_itself_and_lilligant_to_a_benched_grass() -> None:
+    s = hit(mon("Meltan", energy={"Metal": 1}), mon("Snorlax"))
+    assert s.players[0].active.energy[ENERGY_INDEX["Metal"]] == 2
+    bench = [mon("Squirtle"), mon("Bulbasaur"), mon("Oddish")]
+    s = game(side(mon("Lilligant", energy={"Grass": 2}), bench=bench), side(mon("Snorlax")),
+             turn=3, draws=[roll()])
+    act(s, "attack", 0)
+    assert why(s, "choose", 1) is not None  # Squirtle is not a Grass Pokémon
+    act(s, "choose", 3)
+    assert bench[2].energy[G] == 1 and bench[1].energy[G] == 0
+
+
+def test_moltres_ex_splits_fire_energy_per_heads() -> None:
+    bench = [mon("Vulpix"), mon("Squirtle"), mon("Ponyta")]
+    s = game(side(mon("Moltres ex", energy={"Fire": 1}), bench=bench), side(mon("Snorlax")),
+             turn=3, draws=[coin(True), coin(False), coin(True), roll()])
+    act(s, "attack", 0)
+    act(s, "choose", 3)
+    act(s, "choose", 3)
+    assert bench[2].energy[F] == 2 and bench[0].energy[F] == 0 and s.current == 1
+
+
+# ---------------------------------------------------------------- T16, T17, second phase
+def test_caterpie_and_nidoran_search() -> None:
+    s = hit(mon("Caterpie", energy={"Grass": 1}), mon("Snorlax"),
+            deck=["Potion", "Squirtle", "Bulbasaur", "Oddish"], draws=[("pick", 2, 1)])
+    assert s.players[0].hand == ["Oddish"]
+    s = hit(mon("Nidoran♀", energy={"Darkness": 1}), mon("Snorlax"),
+            deck=["Nidoran♂", "Potion"], draws=[("pick", 1, 0)])
+    assert s.players[0].bench[0].name == "Nidoran♂"
+
+
+def test_knock_back_and_teleport_switch() -> None:
+    s = game(side(mon("Grapploct", energy={"Fighting": 3})),
+             side(mon("Snorlax"), bench=[mon("Pikachu"), mon("Ekans")]), turn=3, draws=[roll()])
+    _attack_then(s, (1, 2))
+    p1 = s.players[1]
+    assert p1.active.name == "Ekans" and p1.bench[1].name == "Snorlax"
+    assert p1.bench[1].damage == 70 + 20  # Snorlax is weak to Fighting
+    s = game(side(mon("Abra", energy={"Psychic": 1}), bench=[mon("Pikachu")]),
+             side(mon("Snorlax")), turn=3, draws=[roll()])
+    act(s, "attack", 0)  # one Benched Pokémon: the switch is made without asking
+    assert s.players[0].active.name == "Pikachu" and s.players[0].bench[0].name == "Abra"
+
+
+def test_knock_back_knocks_out_after_the_switch() -> None:
+    s = game(side(mon("Grapploct", energy={"Fighting": 3})),
+             side(mon("Pikachu", damage=0), bench=[mon("Ekans"), mon("Rattata")]), turn=3,
+             draws=[roll()])
+    _attack_then(s, (1, 1))  # 70 knocks out Pikachu (60 HP) once it is on the Bench
+    assert s.players[1].active.name == "Ekans" and s.players[0].points == 1
+    assert "Pikachu" in s.players[1].discard
+
+
+@pytest.mark.parametrize("name", ["Psyduck", "Gengar"])
+def test_no_supporters_next_turn(name: str) -> None:
+    s = game(side(mon(name, energy=full(name))),
+             side(mon("Snorlax"), hand=["Professor's Research"]), turn=3,
+             draws=[roll(), roll(), roll()])
+    act(s, "attack", 0)
+    assert "no Supporters" in why(s, "play", 0)
+    act(s, "end")
+    act(s, "end")
+    assert s.turn == 6 and s.current == 1 and why(s, "play", 0) is None  # it has expired
+
+
+def test_persian_discards_a_random_card_kabutops_heals_what_it_dealt() -> None:
+    s = hit(mon("Persian", energy={"Grass": 2}), mon("Snorlax"), draws=[coin(True)])
+    assert s.players[1].discard == []  # the opponent's hand was empty: no pick is drawn
+    s = game(side(mon("Persian", energy={"Grass": 2})),
+             side(mon("Snorlax"), hand=["Misty", "Erika"]), turn=3,
+             draws=[coin(True), ("pick", 2, 1), roll()])
+    act(s, "attack", 0)
+    assert s.players[1].discard == ["Erika"]
+    s = hit(mon("Kabutops", energy={"Fighting": 1}, damage=80, below=["Dome Fossil", "Kabuto"]),
+            mon("Bulbasaur"))
+    assert s.players[0].active.damage == 80 - 50
+    s = hit(mon("Kabutops", energy={"Fighting": 1}, damage=80, below=["Dome Fossil", "Kabuto"]),
+            mon("Snorlax"))
+    assert s.players[0].active.damage == 80 - (50 + 20)  # Weakness counts in what it dealt
+
+
+def test_zapdos_hits_one_of_its_own_benched() -> None:
+    bench = [mon("Pikachu"), mon("Squirtle")]
+    s = game(side(mon("Zapdos", energy={"Lightning": 3}), bench=bench), side(mon("Snorlax")),
+             turn=3, draws=[roll()])
+    _attack_then(s, (0, 2))
+    assert bench[1].damage == 30 and bench[0].damage == 0 and s.players[1].active.damage == 100

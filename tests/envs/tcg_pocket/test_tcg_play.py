@@ -45,7 +45,9 @@ def check_invariants(g: TcgPocketGame, decks: tuple, points_before: list[int]) -
         assert pl.points >= points_before[i]
         assert len(pl.hand) < MAX_HAND and len(pl.bench) == 3
         for slot, p in pl.in_play():
-            assert p.damage < rules.hp(p), "a Knocked Out Pokémon is still in play"
+            # an attack waiting for a choice (a target, a switch) has not checked its Knock
+            # Outs yet (specification 7: the effect text resolves, then Knock Outs)
+            assert p.damage < rules.hp(p) or s.attack_open, "a Knocked Out Pokémon in play"
             assert slot == 0 or not p.conditions, "a Benched Pokémon has a Special Condition"
         if s.stage != "setup" and not s.over:
             assert pl.active is not None or any(d.player == i for d in s.pending)
