@@ -156,3 +156,17 @@ def test_every_ability_card_is_unsupported_and_named() -> None:
     assert len({c.ability for c in with_ability}) == 13  # the data README: 13 abilities
     assert all(not c.supported and any("ability" in u for u in c.unsupported)
                for c in with_ability)
+
+
+def test_text_board_hides_the_opponents_hand() -> None:
+    from tcg_helpers import game, mon, side
+
+    from envport.envs.tcg_pocket.render import render
+
+    s = game(side(mon("Pikachu", energy={"Lightning": 2}, damage=20, conditions={"poisoned"}),
+                  hand=["Potion"]),
+             side(mon("Snorlax"), hand=["Misty", "Erika"]), turn=3)
+    text = render(s, viewer=0)
+    assert "Pikachu 40/60 HP [LL] (poisoned)" in text and "Potion" in text
+    assert "Misty" not in text and "2 cards" in text
+    assert "Misty, Erika" in render(s)
