@@ -211,3 +211,47 @@ def set_state(state: dict[str, np.ndarray], config: RulesConfig, rng: Any) -> Ga
                      turn=int(state["turn"]), stage=STAGES[int(state["stage"])],
                      pending=pending, winner=None if winner == -2 else winner,
                      end_reason=reason, attack_open=bool(state["attack_open"]), rng=rng)
+
+
+PER_PLAYER = ("deck", "hand", "discard", "stack", "energy", "damage", "entered_turn",
+              "evolved_turn", "conditions", "effect_until", "effect_amount", "energy_types",
+              "energy_current", "energy_next", "points", "x_speed", "attached_energy",
+              "played_supporter", "retreated", "giovanni", "blaine",
+              "supporters_blocked_until", "revealed_hand", "revealed_hand_shown",
+              "revealed_top", "revealed_top_shown")
+BOARD = ("stack", "energy", "damage", "entered_turn", "evolved_turn", "conditions",
+         "effect_until", "effect_amount")
+
+
+def observation_arrays(state: dict[str, np.ndarray], player: int) -> dict[str, np.ndarray]:
+    """What ``player`` may know, from ``get_state``'s arrays, the player's own side first:
+    both decks and the opponent's hand become counts (``deck_size``, ``hand_size``), the
+    opponent's revealed information is dropped, and during setup the opponent's board is
+    hidden; the rest (boards, discards, Energy Zones, points, the decision queue) is public."""
+    order = [player, 1 - player]
+    out = {k: np.array(state[k][order]) for k in PER_PLAYER}
+    out["deck_size"] = (state["deck"][order] != NO_CARD).sum(axis=1).astype(np.int16)
+    out["hand_size"] = (state["hand"][order] != NO_CARD).sum(axis=1).astype(np.int16)
+    out["deck"][:] = NO_CARD
+    out["hand"][1] = NO_CARD
+    for k in ("revealed_hand", "revealed_hand_shown", "revealed_top", "revealed_top_shown"):
+        out[k][1] = 0
+    if STAGES[int(state["stage"])] == "setup":
+        for k in BOARD:
+            out[k][1] = 0
+    for k in ("stage", "turn", "winner", "attack_open", "pending_kind", "pending_left",
+              "pending_energy", "pending_bench", "pending_amount", "pending_options",
+              "pending_has_options"):
+        out[k] = np.array(state[k])
+    relative = {"first": state["first"], "current": state["current"],
+                "pending_player": state["pending_player"]}
+    for k, v in relative.items():  # 0: this player, 1: the opponent, -1: none
+        v = np.asarray(v).astype(np.int8)
+        out[k] = np.where(v < 0, v, (v != player).astype(np.int8))
+    return out
+
+
+def observation_vector(state: dict[str, np.ndarray], player: int) -> np.ndarray:
+    """``observation_arrays`` flattened to one int16 vector (fields in sorted order)."""
+    obs = observation_arrays(state, player)
+    return np.concatenate([np.asarray(obs[k], np.int16).ravel() for k in sorted(obs)])

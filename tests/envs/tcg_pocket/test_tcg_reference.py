@@ -1,0 +1,66 @@
+"""The engine behind envport's Reference protocol: reset/step/get_state/set_state/tape, and
+observations that hide the opponent's hand and both decks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from envport.core.reference import Reference
+from envport.envs.tcg_pocket.encode import get_state, observation_arrays
+from envport.envs.tcg_pocket.reference import TcgPocketReference
+
+
+def test_protocol_and_a_whole_game() -> None:
+    ref = TcgPocketReference()
+    assert isinstance(ref, Reference)
+    obs = ref.reset(3)
+    size = obs.shape
+    rng = np.random.default_rng(0)
+    done, steps, reward = False, 0, 0.0
+    while not done:
+        legal = np.flatnonzero(ref.action_mask())
+        obs, reward, done, truncated, info = ref.step(int(rng.choice(legal)))
+        assert obs.shape == size and not truncated
+        tape = ref.tape()
+        assert tape["kind"].shape == tape["n"].shape == tape["value"].shape
+        assert np.all((tape["value"] >= 0) & (tape["value"] < tape["n"]))
+        steps += 1
+    assert reward in (-1.0, 0.0, 1.0) and info["to_act"] is None and steps > 20
+
+
+def test_set_state_then_step_matches() -> None:
+    import copy
+
+    a, b = TcgPocketReference(), TcgPocketReference()
+    a.reset(5)
+    b.reset(99)
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        a.step(int(rng.choice(np.flatnonzero(a.action_mask()))))
+    b.game.rng = copy.deepcopy(a.game.rng)  # the same generator position: the same draws
+    b.set_state(a.get_state())
+    for _ in range(40):
+        if a.game.done:
+            break
+        assert np.array_equal(a.action_mask(), b.action_mask())
+        action = int(rng.choice(np.flatnonzero(a.action_mask())))
+        out_a, out_b = a.step(action), b.step(action)
+        assert np.array_equal(out_a[0], out_b[0]) and out_a[1:4] == out_b[1:4]
+        assert all(np.array_equal(a.tape()[k], b.tape()[k]) for k in ("kind", "n", "value"))
+    assert all(np.array_equal(x, y) for x, y in zip(a.get_state().values(),
+                                                    b.get_state().values(), strict=True))
+
+
+def test_observation_hides_the_opponents_hand_and_the_decks() -> None:
+    ref = TcgPocketReference()
+    ref.reset(7)
+    state = get_state(ref.game.state)
+    obs0 = observation_arrays(state, 0)
+    assert np.array_equal(obs0["hand"][0], state["hand"][0])  # one's own hand
+    assert not obs0["hand"][1].any() and not obs0["deck"].any()
+    assert list(obs0["hand_size"]) == [5, 5] and list(obs0["deck_size"]) == [15, 15]
+    changed = {k: np.array(v) for k, v in state.items()}
+    changed["hand"][1] = np.roll(changed["hand"][1], 1)  # the opponent's hand, reordered
+    changed["deck"][0] = np.roll(changed["deck"][0], 3)  # one's own deck order: hidden too
+    same = observation_arrays(changed, 0)
+    assert all(np.array_equal(obs0[k], same[k]) for k in obs0)
