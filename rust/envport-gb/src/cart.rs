@@ -77,6 +77,7 @@ impl Cartridge {
         if rom.is_empty() {
             return Err(RomError::Empty);
         }
+        #[allow(clippy::manual_is_multiple_of)] // is_multiple_of needs Rust 1.87
         if rom.len() % ROM_BANK != 0 {
             return Err(RomError::Size(rom.len()));
         }
@@ -134,7 +135,10 @@ impl Cartridge {
     #[inline(always)]
     pub fn rom_byte(&self, bank: usize, offset: usize) -> u8 {
         let i = bank.wrapping_mul(ROM_BANK).wrapping_add(offset);
-        self.rom[i % self.rom.len()]
+        match self.rom.get(i) {
+            Some(&b) => b,
+            None => self.rom[i % self.rom.len()],
+        }
     }
 
     #[inline(always)]

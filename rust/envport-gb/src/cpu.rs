@@ -282,8 +282,8 @@ impl GameBoy {
         self.bail = false;
         while (self.cycles as i64) < target {
             self.step();
-            if self.bail || self.stall.is_some() {
-                break;
+            if self.bail {
+                break; // also set when the CPU stalls
             }
         }
     }
@@ -301,14 +301,22 @@ impl GameBoy {
             } else {
                 (self.cart.rombank_selected, pc as isize - 0x4000)
             };
-            let flat = |o: isize| -> u8 {
-                let i = bank as isize * 0x4000 + base + o;
-                let len = self.cart.rom.len() as isize;
-                self.cart.rom[i.rem_euclid(len) as usize]
-            };
-            op = flat(0);
-            b1 = flat(1);
-            b2 = flat(2);
+            let rom = &self.cart.rom;
+            let start = bank as isize * 0x4000 + base;
+            match rom.get(start as usize..start as usize + 3) {
+                Some(w) if start >= 0 => {
+                    op = w[0];
+                    b1 = w[1];
+                    b2 = w[2];
+                }
+                _ => {
+                    let len = rom.len() as isize;
+                    let at = |o: isize| rom[(start + o).rem_euclid(len) as usize];
+                    op = at(0);
+                    b1 = at(1);
+                    b2 = at(2);
+                }
+            }
         } else {
             self.mao = 0;
             op = self.read(pc);
@@ -421,19 +429,19 @@ impl GameBoy {
                 self.write(self.hl, v8);
                 self.next(2, 8);
             }
-            _ if op < 0x40 && op & 0x07 == 0x04 => {
+            0x04 | 0x0C | 0x14 | 0x1C | 0x24 | 0x2C | 0x3C => {
                 let r = (op >> 3) & 7;
                 let t = self.inc8(self.reg(r));
                 self.set_reg(r, t);
                 self.next(1, 4);
             }
-            _ if op < 0x40 && op & 0x07 == 0x05 => {
+            0x05 | 0x0D | 0x15 | 0x1D | 0x25 | 0x2D | 0x3D => {
                 let r = (op >> 3) & 7;
                 let t = self.dec8(self.reg(r));
                 self.set_reg(r, t);
                 self.next(1, 4);
             }
-            _ if op < 0x40 && op & 0x07 == 0x06 => {
+            0x06 | 0x0E | 0x16 | 0x1E | 0x26 | 0x2E | 0x3E => {
                 self.set_reg((op >> 3) & 7, v8);
                 self.next(2, 8);
             }
@@ -677,6 +685,7 @@ impl GameBoy {
                 // No instruction (0xDB is PyBoy's breakpoint): PyBoy adds no cycles and never
                 // leaves the frame. Stop here and report it instead.
                 self.stall = Some(Stall::UnusedOpcode { opcode: op, pc: self.pc });
+                self.bail = true;
             }
         }
     }

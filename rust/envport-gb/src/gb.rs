@@ -296,7 +296,20 @@ impl GameBoy {
                     && l.clock_target - l.clock <= 4))
     }
 
+    #[inline(always)]
     pub fn read(&mut self, addr: u16) -> u8 {
+        // WRAM and HRAM have no side effects: the common case, kept inline.
+        if (0xC000..0xE000).contains(&addr) {
+            return self.wram[(addr - 0xC000) as usize];
+        }
+        if (0xFF80..0xFFFF).contains(&addr) && !self.dma_active {
+            return self.hram[(addr - 0xFF80) as usize];
+        }
+        self.read_slow(addr)
+    }
+
+    #[inline(never)]
+    fn read_slow(&mut self, addr: u16) -> u8 {
         match addr {
             0x0000..=0x3FFF => {
                 if self.bootrom_enabled && addr <= 0xFF {
@@ -407,7 +420,21 @@ impl GameBoy {
         }
     }
 
+    #[inline(always)]
     pub fn write(&mut self, addr: u16, value: u8) {
+        if (0xC000..0xE000).contains(&addr) {
+            self.wram[(addr - 0xC000) as usize] = value;
+            return;
+        }
+        if (0xFF80..0xFFFF).contains(&addr) && !self.dma_active {
+            self.hram[(addr - 0xFF80) as usize] = value;
+            return;
+        }
+        self.write_slow(addr, value);
+    }
+
+    #[inline(never)]
+    fn write_slow(&mut self, addr: u16, value: u8) {
         match addr {
             0x0000..=0x7FFF => {
                 self.cart.write(addr, value);
