@@ -30,6 +30,9 @@ class Rom:
     cartridge_type: int = 0  # 0x00 ROM only, 0x01 MBC1
     rom_banks: int = 2  # 16 KiB banks
     boot: bool = False  # a 256-byte boot ROM: no header, ``makebin -s 256``
+    ram_banks: int = 0  # makebin -ya; the header's RAM size code is 2 (8 KiB) for one bank
+    #: relocatable areas of banked code, placed at bank N's ROM offset by the linker
+    banked_areas: tuple[str, ...] = ()
 
     @property
     def source(self) -> Path:
@@ -48,6 +51,8 @@ ROMS: dict[str, Rom] = {
         Rom("spin", "SPIN"),
         Rom("cputest", "CPUTEST"),
         Rom("idle", "IDLE"),
+        Rom("mbc1", "MBC1", cartridge_type=0x02, rom_banks=4, ram_banks=1,
+            banked_areas=("_CODE_1", "_CODE_2", "_CODE_3")),
     )
 }
 
@@ -79,13 +84,17 @@ def build(rom: Rom, force: bool = False) -> Path:
         rel = Path(tmp) / f"{rom.name}.rel"
         ihx = Path(tmp) / f"{rom.name}.ihx"
         _run(["sdasgb", "-o", str(rel), str(rom.source)])
-        _run(["sdldgb", "-i", str(ihx), str(rel)])
+        places = []
+        for area in rom.banked_areas:
+            bank = int(area.rsplit("_", 1)[1])
+            places += ["-b", f"{area}=0x{bank * 0x10000 + 0x4000:X}"]
+        _run(["sdldgb", "-i", *places, str(ihx), str(rel)])
         tmp_out = Path(tmp) / out.name
         if rom.boot:
             _run(["makebin", "-s", "256", str(ihx), str(tmp_out)])
         else:
             header = ["-Z", "-yN", "-yn", rom.title, "-yt", str(rom.cartridge_type)]
-            header += ["-yo", str(rom.rom_banks)]
+            header += ["-yo", str(rom.rom_banks), "-ya", str(rom.ram_banks)]
             _run(["makebin", *header, str(ihx), str(tmp_out)])
         shutil.move(str(tmp_out), out)
     return out

@@ -72,3 +72,24 @@ def test_cputest_long_with_buttons_and_screens() -> None:
     n, bad = lockstep("cputest", 3000, buttons=_buttons, render_every=1)
     assert bad is None, str(bad)
     assert n == 3000
+
+
+def test_mbc1_banks_and_ram() -> None:
+    n, bad = lockstep("mbc1", 60, render_every=1)
+    assert bad is None, str(bad)
+    assert n == 60
+
+
+def test_mbc1_results_are_the_documented_ones() -> None:
+    """MBC1 as documented (Pan Docs): bank register 0 selects bank 1, bank numbers wrap at the
+    ROM's 4 banks, mode 1 maps bank (reg2 << 5) mod 4 = 0 at 0x0000, disabled RAM reads 0xFF."""
+    import envport_gb
+
+    gb = envport_gb.GameBoy(rom_path("mbc1").read_bytes(), rom_path("boot").read_bytes())
+    gb.tick(10, False)
+    assert gb.read8(0xC050) == 1
+    first_bank = [1 if v == 0 else (v % 4) for v in range(0x20)]
+    expect = bytes(0x31 if b == 0 else 0xA0 + b for b in first_bank)
+    assert gb.read(0xC010, 0xC030) == expect
+    assert gb.read(0xC030, 0xC034) == bytes([0x31] * 4)
+    assert gb.read(0xC040, 0xC043) == bytes([0xFF, 0x5A, 0xFF])
