@@ -70,13 +70,7 @@ impl Screen {
         let win_map = if lcd.lcdc & 0x40 != 0 { 0x1C00 } else { 0x1800 };
         let draw_bg = |s: &mut Screen, from: usize, to: usize| {
             let yy = (y + by) % 256;
-            for x in from..to {
-                let xx = (x + bx) % 256;
-                let tile = map_tile(lcd, bg_map, xx, yy);
-                let c = tile_pixel(&lcd.vram, tile, yy % 8, xx % 8);
-                s.shades[row + x] = (lcd.bgp >> (2 * c)) & 3;
-                s.col0[row + x] = (c == 0) as u8;
-            }
+            s.draw_run(lcd, bg_map, row, from, to, bx, yy);
         };
         if lcd.lcdc & 0x20 != 0 && lcd.wy_activated_frame && wx < COLS as i32 {
             self.ly_window += 1;
@@ -85,13 +79,9 @@ impl Screen {
                 draw_bg(self, 0, start);
             }
             let wy = self.ly_window.max(0) as usize;
-            for x in start..COLS {
-                let xx = (x as i32 - wx) as usize;
-                let tile = map_tile(lcd, win_map, xx, wy);
-                let c = tile_pixel(&lcd.vram, tile, wy % 8, xx % 8);
-                self.shades[row + x] = (lcd.bgp >> (2 * c)) & 3;
-                self.col0[row + x] = (c == 0) as u8;
-            }
+            // Window pixel x shows window column x - wx (wx may be negative: WX < 7).
+            let shift = (start as i32 - wx) as usize;
+            self.draw_run(lcd, win_map, row, start, COLS, shift.wrapping_sub(start), wy);
         } else if lcd.lcdc & 0x01 != 0 {
             draw_bg(self, 0, COLS);
         } else {
@@ -102,6 +92,29 @@ impl Screen {
             self.ly_window = -1;
         }
         self.draw_sprites(lcd, y);
+    }
+
+    /// Screen pixels [from, to) of row `row` show map pixels (x + dx) mod 256 of map line
+    /// `my` (map at `map`): one tile row fetched per 8 pixels.
+    #[inline(always)]
+    fn draw_run(&mut self, lcd: &Lcd, map: usize, row: usize, from: usize, to: usize, dx: usize, my: usize) {
+        let mut x = from;
+        while x < to {
+            let mx = x.wrapping_add(dx) % 256;
+            let tile = map_tile(lcd, map, mx, my);
+            let base = tile * 16 + (my % 8) * 2;
+            let lo = lcd.vram[base];
+            let hi = lcd.vram[base + 1];
+            let mut col = mx % 8;
+            while col < 8 && x < to {
+                let bit = 7 - col;
+                let c = (((hi >> bit) & 1) << 1) | ((lo >> bit) & 1);
+                self.shades[row + x] = (lcd.bgp >> (2 * c)) & 3;
+                self.col0[row + x] = (c == 0) as u8;
+                col += 1;
+                x += 1;
+            }
+        }
     }
 
     fn draw_sprites(&mut self, lcd: &Lcd, ly: usize) {
