@@ -42,6 +42,15 @@ pub const OPCODE_LENGTHS: [u8; 256] = {
 
 pub const UNUSED_OPCODES: [u8; 11] = [0xD3, 0xDB, 0xDD, 0xE3, 0xE4, 0xEB, 0xEC, 0xED, 0xF4, 0xFC, 0xFD];
 
+/// Where the CPU fetches ROM bytes from: flat offsets of the two bank windows into the ROM,
+/// valid while the boot ROM is unmapped (`rom`).
+#[derive(Clone, Copy, Default)]
+pub struct FetchWindow {
+    pub rom: bool,
+    pub low: isize,
+    pub high: isize,
+}
+
 impl GameBoy {
     #[inline(always)]
     fn bc(&self) -> u16 {
@@ -281,28 +290,40 @@ impl GameBoy {
         self.interrupt_queued = false;
         self.bail = false;
         while (self.cycles as i64) < target {
-            self.step();
+            self.step_in();
             if self.bail {
                 break; // also set when the CPU stalls
             }
         }
     }
 
+    /// Recomputes where ROM bytes are fetched from: after a bank switch or the boot ROM's
+    /// unmapping (the bus calls it), or a state change from outside.
+    pub(crate) fn refresh_fetch(&mut self) {
+        self.fetch = FetchWindow {
+            rom: !self.bootrom_enabled,
+            low: self.cart.rombank_selected_low as isize * 0x4000,
+            high: (self.cart.rombank_selected as isize - 1) * 0x4000,
+        };
+    }
+
     /// Fetches and executes one instruction.
     pub fn step(&mut self) {
+        self.refresh_fetch();
+        self.step_in();
+    }
+
+    #[inline(always)]
+    fn step_in(&mut self) {
+        let window = self.fetch;
         let pc = self.pc;
         let (op, b1, b2);
-        if !self.bootrom_enabled && (pc as u32 + 2) < 0x8000 {
+        if window.rom && (pc as u32 + 2) < 0x8000 {
             // Operands straight from the ROM banks; bank 0 reads use the low bank, and an
             // instruction straddling 0x4000 reads its tail through the switchable bank's
             // flat offset (PyBoy indexes its bank array without bounds checks).
-            let (bank, base) = if (pc as u32 + 2) < 0x4000 {
-                (self.cart.rombank_selected_low, pc as isize)
-            } else {
-                (self.cart.rombank_selected, pc as isize - 0x4000)
-            };
+            let start = if (pc as u32 + 2) < 0x4000 { window.low } else { window.high } + pc as isize;
             let rom = &self.cart.rom;
-            let start = bank as isize * 0x4000 + base;
             match rom.get(start as usize..start as usize + 3) {
                 Some(w) if start >= 0 => {
                     op = w[0];
@@ -355,6 +376,7 @@ impl GameBoy {
         self.cycles += cycles;
     }
 
+    #[inline(always)]
     fn execute(&mut self, op: u8, v8: u8, v16: u16) {
         match op {
             0x00 => self.next(1, 4),
@@ -516,36 +538,133 @@ impl GameBoy {
                 self.bail = true;
                 self.cycles += 4;
             }
-            0x40..=0x7F => {
-                let dst = (op >> 3) & 7;
-                let src = op & 7;
-                if src == 6 {
-                    if op == 0x7E {
-                        self.mao = 4;
-                    }
-                    let v = self.read(self.hl);
-                    self.mao = 0;
-                    self.set_reg(dst, v);
-                    self.next(1, 8);
-                } else if dst == 6 {
-                    self.write(self.hl, self.reg(src));
-                    self.next(1, 8);
-                } else {
-                    self.set_reg(dst, self.reg(src));
-                    self.next(1, 4);
-                }
-            }
-            0x80..=0xBF => {
-                let src = op & 7;
-                if src == 6 {
-                    let v = self.read(self.hl);
-                    self.alu((op >> 3) & 7, v);
-                    self.next(1, 8);
-                } else {
-                    self.alu((op >> 3) & 7, self.reg(src));
-                    self.next(1, 4);
-                }
-            }
+            0x40 => self.ld_r_r::<0, 0>(),
+            0x41 => self.ld_r_r::<0, 1>(),
+            0x42 => self.ld_r_r::<0, 2>(),
+            0x43 => self.ld_r_r::<0, 3>(),
+            0x44 => self.ld_r_r::<0, 4>(),
+            0x45 => self.ld_r_r::<0, 5>(),
+            0x46 => self.ld_r_r::<0, 6>(),
+            0x47 => self.ld_r_r::<0, 7>(),
+            0x48 => self.ld_r_r::<1, 0>(),
+            0x49 => self.ld_r_r::<1, 1>(),
+            0x4A => self.ld_r_r::<1, 2>(),
+            0x4B => self.ld_r_r::<1, 3>(),
+            0x4C => self.ld_r_r::<1, 4>(),
+            0x4D => self.ld_r_r::<1, 5>(),
+            0x4E => self.ld_r_r::<1, 6>(),
+            0x4F => self.ld_r_r::<1, 7>(),
+            0x50 => self.ld_r_r::<2, 0>(),
+            0x51 => self.ld_r_r::<2, 1>(),
+            0x52 => self.ld_r_r::<2, 2>(),
+            0x53 => self.ld_r_r::<2, 3>(),
+            0x54 => self.ld_r_r::<2, 4>(),
+            0x55 => self.ld_r_r::<2, 5>(),
+            0x56 => self.ld_r_r::<2, 6>(),
+            0x57 => self.ld_r_r::<2, 7>(),
+            0x58 => self.ld_r_r::<3, 0>(),
+            0x59 => self.ld_r_r::<3, 1>(),
+            0x5A => self.ld_r_r::<3, 2>(),
+            0x5B => self.ld_r_r::<3, 3>(),
+            0x5C => self.ld_r_r::<3, 4>(),
+            0x5D => self.ld_r_r::<3, 5>(),
+            0x5E => self.ld_r_r::<3, 6>(),
+            0x5F => self.ld_r_r::<3, 7>(),
+            0x60 => self.ld_r_r::<4, 0>(),
+            0x61 => self.ld_r_r::<4, 1>(),
+            0x62 => self.ld_r_r::<4, 2>(),
+            0x63 => self.ld_r_r::<4, 3>(),
+            0x64 => self.ld_r_r::<4, 4>(),
+            0x65 => self.ld_r_r::<4, 5>(),
+            0x66 => self.ld_r_r::<4, 6>(),
+            0x67 => self.ld_r_r::<4, 7>(),
+            0x68 => self.ld_r_r::<5, 0>(),
+            0x69 => self.ld_r_r::<5, 1>(),
+            0x6A => self.ld_r_r::<5, 2>(),
+            0x6B => self.ld_r_r::<5, 3>(),
+            0x6C => self.ld_r_r::<5, 4>(),
+            0x6D => self.ld_r_r::<5, 5>(),
+            0x6E => self.ld_r_r::<5, 6>(),
+            0x6F => self.ld_r_r::<5, 7>(),
+            0x70 => self.ld_r_r::<6, 0>(),
+            0x71 => self.ld_r_r::<6, 1>(),
+            0x72 => self.ld_r_r::<6, 2>(),
+            0x73 => self.ld_r_r::<6, 3>(),
+            0x74 => self.ld_r_r::<6, 4>(),
+            0x75 => self.ld_r_r::<6, 5>(),
+            0x77 => self.ld_r_r::<6, 7>(),
+            0x78 => self.ld_r_r::<7, 0>(),
+            0x79 => self.ld_r_r::<7, 1>(),
+            0x7A => self.ld_r_r::<7, 2>(),
+            0x7B => self.ld_r_r::<7, 3>(),
+            0x7C => self.ld_r_r::<7, 4>(),
+            0x7D => self.ld_r_r::<7, 5>(),
+            0x7E => self.ld_r_r::<7, 6>(),
+            0x7F => self.ld_r_r::<7, 7>(),
+            0x80 => self.alu_r::<0, 0>(),
+            0x81 => self.alu_r::<0, 1>(),
+            0x82 => self.alu_r::<0, 2>(),
+            0x83 => self.alu_r::<0, 3>(),
+            0x84 => self.alu_r::<0, 4>(),
+            0x85 => self.alu_r::<0, 5>(),
+            0x86 => self.alu_r::<0, 6>(),
+            0x87 => self.alu_r::<0, 7>(),
+            0x88 => self.alu_r::<1, 0>(),
+            0x89 => self.alu_r::<1, 1>(),
+            0x8A => self.alu_r::<1, 2>(),
+            0x8B => self.alu_r::<1, 3>(),
+            0x8C => self.alu_r::<1, 4>(),
+            0x8D => self.alu_r::<1, 5>(),
+            0x8E => self.alu_r::<1, 6>(),
+            0x8F => self.alu_r::<1, 7>(),
+            0x90 => self.alu_r::<2, 0>(),
+            0x91 => self.alu_r::<2, 1>(),
+            0x92 => self.alu_r::<2, 2>(),
+            0x93 => self.alu_r::<2, 3>(),
+            0x94 => self.alu_r::<2, 4>(),
+            0x95 => self.alu_r::<2, 5>(),
+            0x96 => self.alu_r::<2, 6>(),
+            0x97 => self.alu_r::<2, 7>(),
+            0x98 => self.alu_r::<3, 0>(),
+            0x99 => self.alu_r::<3, 1>(),
+            0x9A => self.alu_r::<3, 2>(),
+            0x9B => self.alu_r::<3, 3>(),
+            0x9C => self.alu_r::<3, 4>(),
+            0x9D => self.alu_r::<3, 5>(),
+            0x9E => self.alu_r::<3, 6>(),
+            0x9F => self.alu_r::<3, 7>(),
+            0xA0 => self.alu_r::<4, 0>(),
+            0xA1 => self.alu_r::<4, 1>(),
+            0xA2 => self.alu_r::<4, 2>(),
+            0xA3 => self.alu_r::<4, 3>(),
+            0xA4 => self.alu_r::<4, 4>(),
+            0xA5 => self.alu_r::<4, 5>(),
+            0xA6 => self.alu_r::<4, 6>(),
+            0xA7 => self.alu_r::<4, 7>(),
+            0xA8 => self.alu_r::<5, 0>(),
+            0xA9 => self.alu_r::<5, 1>(),
+            0xAA => self.alu_r::<5, 2>(),
+            0xAB => self.alu_r::<5, 3>(),
+            0xAC => self.alu_r::<5, 4>(),
+            0xAD => self.alu_r::<5, 5>(),
+            0xAE => self.alu_r::<5, 6>(),
+            0xAF => self.alu_r::<5, 7>(),
+            0xB0 => self.alu_r::<6, 0>(),
+            0xB1 => self.alu_r::<6, 1>(),
+            0xB2 => self.alu_r::<6, 2>(),
+            0xB3 => self.alu_r::<6, 3>(),
+            0xB4 => self.alu_r::<6, 4>(),
+            0xB5 => self.alu_r::<6, 5>(),
+            0xB6 => self.alu_r::<6, 6>(),
+            0xB7 => self.alu_r::<6, 7>(),
+            0xB8 => self.alu_r::<7, 0>(),
+            0xB9 => self.alu_r::<7, 1>(),
+            0xBA => self.alu_r::<7, 2>(),
+            0xBB => self.alu_r::<7, 3>(),
+            0xBC => self.alu_r::<7, 4>(),
+            0xBD => self.alu_r::<7, 5>(),
+            0xBE => self.alu_r::<7, 6>(),
+            0xBF => self.alu_r::<7, 7>(),
             0xC6 | 0xCE | 0xD6 | 0xDE | 0xE6 | 0xEE | 0xF6 | 0xFE => {
                 self.alu((op >> 3) & 7, v8);
                 self.next(2, 8);
@@ -690,7 +809,303 @@ impl GameBoy {
         }
     }
 
+    /// LD r, r' (0x40-0x7F but HALT): the source or destination 6 is (HL).
+    #[inline(always)]
+    fn ld_r_r<const D: u8, const S: u8>(&mut self) {
+        if S == 6 {
+            if D == 7 {
+                self.mao = 4; // PyBoy's LD A,(HL) accesses at offset 4, the others at 0
+            }
+            let v = self.read(self.hl);
+            self.mao = 0;
+            self.set_reg(D, v);
+            self.next(1, 8);
+        } else if D == 6 {
+            self.write(self.hl, self.reg(S));
+            self.next(1, 8);
+        } else {
+            self.set_reg(D, self.reg(S));
+            self.next(1, 4);
+        }
+    }
+
+    /// The register ALU block (0x80-0xBF).
+    #[inline(always)]
+    fn alu_r<const OP: u8, const S: u8>(&mut self) {
+        if S == 6 {
+            let v = self.read(self.hl);
+            self.alu(OP, v);
+            self.next(1, 8);
+        } else {
+            self.alu(OP, self.reg(S));
+            self.next(1, 4);
+        }
+    }
+
     fn execute_cb(&mut self, op: u8) {
+        match op {
+            0x00 => self.cb::<0x00>(),
+            0x01 => self.cb::<0x01>(),
+            0x02 => self.cb::<0x02>(),
+            0x03 => self.cb::<0x03>(),
+            0x04 => self.cb::<0x04>(),
+            0x05 => self.cb::<0x05>(),
+            0x06 => self.cb::<0x06>(),
+            0x07 => self.cb::<0x07>(),
+            0x08 => self.cb::<0x08>(),
+            0x09 => self.cb::<0x09>(),
+            0x0A => self.cb::<0x0A>(),
+            0x0B => self.cb::<0x0B>(),
+            0x0C => self.cb::<0x0C>(),
+            0x0D => self.cb::<0x0D>(),
+            0x0E => self.cb::<0x0E>(),
+            0x0F => self.cb::<0x0F>(),
+            0x10 => self.cb::<0x10>(),
+            0x11 => self.cb::<0x11>(),
+            0x12 => self.cb::<0x12>(),
+            0x13 => self.cb::<0x13>(),
+            0x14 => self.cb::<0x14>(),
+            0x15 => self.cb::<0x15>(),
+            0x16 => self.cb::<0x16>(),
+            0x17 => self.cb::<0x17>(),
+            0x18 => self.cb::<0x18>(),
+            0x19 => self.cb::<0x19>(),
+            0x1A => self.cb::<0x1A>(),
+            0x1B => self.cb::<0x1B>(),
+            0x1C => self.cb::<0x1C>(),
+            0x1D => self.cb::<0x1D>(),
+            0x1E => self.cb::<0x1E>(),
+            0x1F => self.cb::<0x1F>(),
+            0x20 => self.cb::<0x20>(),
+            0x21 => self.cb::<0x21>(),
+            0x22 => self.cb::<0x22>(),
+            0x23 => self.cb::<0x23>(),
+            0x24 => self.cb::<0x24>(),
+            0x25 => self.cb::<0x25>(),
+            0x26 => self.cb::<0x26>(),
+            0x27 => self.cb::<0x27>(),
+            0x28 => self.cb::<0x28>(),
+            0x29 => self.cb::<0x29>(),
+            0x2A => self.cb::<0x2A>(),
+            0x2B => self.cb::<0x2B>(),
+            0x2C => self.cb::<0x2C>(),
+            0x2D => self.cb::<0x2D>(),
+            0x2E => self.cb::<0x2E>(),
+            0x2F => self.cb::<0x2F>(),
+            0x30 => self.cb::<0x30>(),
+            0x31 => self.cb::<0x31>(),
+            0x32 => self.cb::<0x32>(),
+            0x33 => self.cb::<0x33>(),
+            0x34 => self.cb::<0x34>(),
+            0x35 => self.cb::<0x35>(),
+            0x36 => self.cb::<0x36>(),
+            0x37 => self.cb::<0x37>(),
+            0x38 => self.cb::<0x38>(),
+            0x39 => self.cb::<0x39>(),
+            0x3A => self.cb::<0x3A>(),
+            0x3B => self.cb::<0x3B>(),
+            0x3C => self.cb::<0x3C>(),
+            0x3D => self.cb::<0x3D>(),
+            0x3E => self.cb::<0x3E>(),
+            0x3F => self.cb::<0x3F>(),
+            0x40 => self.cb::<0x40>(),
+            0x41 => self.cb::<0x41>(),
+            0x42 => self.cb::<0x42>(),
+            0x43 => self.cb::<0x43>(),
+            0x44 => self.cb::<0x44>(),
+            0x45 => self.cb::<0x45>(),
+            0x46 => self.cb::<0x46>(),
+            0x47 => self.cb::<0x47>(),
+            0x48 => self.cb::<0x48>(),
+            0x49 => self.cb::<0x49>(),
+            0x4A => self.cb::<0x4A>(),
+            0x4B => self.cb::<0x4B>(),
+            0x4C => self.cb::<0x4C>(),
+            0x4D => self.cb::<0x4D>(),
+            0x4E => self.cb::<0x4E>(),
+            0x4F => self.cb::<0x4F>(),
+            0x50 => self.cb::<0x50>(),
+            0x51 => self.cb::<0x51>(),
+            0x52 => self.cb::<0x52>(),
+            0x53 => self.cb::<0x53>(),
+            0x54 => self.cb::<0x54>(),
+            0x55 => self.cb::<0x55>(),
+            0x56 => self.cb::<0x56>(),
+            0x57 => self.cb::<0x57>(),
+            0x58 => self.cb::<0x58>(),
+            0x59 => self.cb::<0x59>(),
+            0x5A => self.cb::<0x5A>(),
+            0x5B => self.cb::<0x5B>(),
+            0x5C => self.cb::<0x5C>(),
+            0x5D => self.cb::<0x5D>(),
+            0x5E => self.cb::<0x5E>(),
+            0x5F => self.cb::<0x5F>(),
+            0x60 => self.cb::<0x60>(),
+            0x61 => self.cb::<0x61>(),
+            0x62 => self.cb::<0x62>(),
+            0x63 => self.cb::<0x63>(),
+            0x64 => self.cb::<0x64>(),
+            0x65 => self.cb::<0x65>(),
+            0x66 => self.cb::<0x66>(),
+            0x67 => self.cb::<0x67>(),
+            0x68 => self.cb::<0x68>(),
+            0x69 => self.cb::<0x69>(),
+            0x6A => self.cb::<0x6A>(),
+            0x6B => self.cb::<0x6B>(),
+            0x6C => self.cb::<0x6C>(),
+            0x6D => self.cb::<0x6D>(),
+            0x6E => self.cb::<0x6E>(),
+            0x6F => self.cb::<0x6F>(),
+            0x70 => self.cb::<0x70>(),
+            0x71 => self.cb::<0x71>(),
+            0x72 => self.cb::<0x72>(),
+            0x73 => self.cb::<0x73>(),
+            0x74 => self.cb::<0x74>(),
+            0x75 => self.cb::<0x75>(),
+            0x76 => self.cb::<0x76>(),
+            0x77 => self.cb::<0x77>(),
+            0x78 => self.cb::<0x78>(),
+            0x79 => self.cb::<0x79>(),
+            0x7A => self.cb::<0x7A>(),
+            0x7B => self.cb::<0x7B>(),
+            0x7C => self.cb::<0x7C>(),
+            0x7D => self.cb::<0x7D>(),
+            0x7E => self.cb::<0x7E>(),
+            0x7F => self.cb::<0x7F>(),
+            0x80 => self.cb::<0x80>(),
+            0x81 => self.cb::<0x81>(),
+            0x82 => self.cb::<0x82>(),
+            0x83 => self.cb::<0x83>(),
+            0x84 => self.cb::<0x84>(),
+            0x85 => self.cb::<0x85>(),
+            0x86 => self.cb::<0x86>(),
+            0x87 => self.cb::<0x87>(),
+            0x88 => self.cb::<0x88>(),
+            0x89 => self.cb::<0x89>(),
+            0x8A => self.cb::<0x8A>(),
+            0x8B => self.cb::<0x8B>(),
+            0x8C => self.cb::<0x8C>(),
+            0x8D => self.cb::<0x8D>(),
+            0x8E => self.cb::<0x8E>(),
+            0x8F => self.cb::<0x8F>(),
+            0x90 => self.cb::<0x90>(),
+            0x91 => self.cb::<0x91>(),
+            0x92 => self.cb::<0x92>(),
+            0x93 => self.cb::<0x93>(),
+            0x94 => self.cb::<0x94>(),
+            0x95 => self.cb::<0x95>(),
+            0x96 => self.cb::<0x96>(),
+            0x97 => self.cb::<0x97>(),
+            0x98 => self.cb::<0x98>(),
+            0x99 => self.cb::<0x99>(),
+            0x9A => self.cb::<0x9A>(),
+            0x9B => self.cb::<0x9B>(),
+            0x9C => self.cb::<0x9C>(),
+            0x9D => self.cb::<0x9D>(),
+            0x9E => self.cb::<0x9E>(),
+            0x9F => self.cb::<0x9F>(),
+            0xA0 => self.cb::<0xA0>(),
+            0xA1 => self.cb::<0xA1>(),
+            0xA2 => self.cb::<0xA2>(),
+            0xA3 => self.cb::<0xA3>(),
+            0xA4 => self.cb::<0xA4>(),
+            0xA5 => self.cb::<0xA5>(),
+            0xA6 => self.cb::<0xA6>(),
+            0xA7 => self.cb::<0xA7>(),
+            0xA8 => self.cb::<0xA8>(),
+            0xA9 => self.cb::<0xA9>(),
+            0xAA => self.cb::<0xAA>(),
+            0xAB => self.cb::<0xAB>(),
+            0xAC => self.cb::<0xAC>(),
+            0xAD => self.cb::<0xAD>(),
+            0xAE => self.cb::<0xAE>(),
+            0xAF => self.cb::<0xAF>(),
+            0xB0 => self.cb::<0xB0>(),
+            0xB1 => self.cb::<0xB1>(),
+            0xB2 => self.cb::<0xB2>(),
+            0xB3 => self.cb::<0xB3>(),
+            0xB4 => self.cb::<0xB4>(),
+            0xB5 => self.cb::<0xB5>(),
+            0xB6 => self.cb::<0xB6>(),
+            0xB7 => self.cb::<0xB7>(),
+            0xB8 => self.cb::<0xB8>(),
+            0xB9 => self.cb::<0xB9>(),
+            0xBA => self.cb::<0xBA>(),
+            0xBB => self.cb::<0xBB>(),
+            0xBC => self.cb::<0xBC>(),
+            0xBD => self.cb::<0xBD>(),
+            0xBE => self.cb::<0xBE>(),
+            0xBF => self.cb::<0xBF>(),
+            0xC0 => self.cb::<0xC0>(),
+            0xC1 => self.cb::<0xC1>(),
+            0xC2 => self.cb::<0xC2>(),
+            0xC3 => self.cb::<0xC3>(),
+            0xC4 => self.cb::<0xC4>(),
+            0xC5 => self.cb::<0xC5>(),
+            0xC6 => self.cb::<0xC6>(),
+            0xC7 => self.cb::<0xC7>(),
+            0xC8 => self.cb::<0xC8>(),
+            0xC9 => self.cb::<0xC9>(),
+            0xCA => self.cb::<0xCA>(),
+            0xCB => self.cb::<0xCB>(),
+            0xCC => self.cb::<0xCC>(),
+            0xCD => self.cb::<0xCD>(),
+            0xCE => self.cb::<0xCE>(),
+            0xCF => self.cb::<0xCF>(),
+            0xD0 => self.cb::<0xD0>(),
+            0xD1 => self.cb::<0xD1>(),
+            0xD2 => self.cb::<0xD2>(),
+            0xD3 => self.cb::<0xD3>(),
+            0xD4 => self.cb::<0xD4>(),
+            0xD5 => self.cb::<0xD5>(),
+            0xD6 => self.cb::<0xD6>(),
+            0xD7 => self.cb::<0xD7>(),
+            0xD8 => self.cb::<0xD8>(),
+            0xD9 => self.cb::<0xD9>(),
+            0xDA => self.cb::<0xDA>(),
+            0xDB => self.cb::<0xDB>(),
+            0xDC => self.cb::<0xDC>(),
+            0xDD => self.cb::<0xDD>(),
+            0xDE => self.cb::<0xDE>(),
+            0xDF => self.cb::<0xDF>(),
+            0xE0 => self.cb::<0xE0>(),
+            0xE1 => self.cb::<0xE1>(),
+            0xE2 => self.cb::<0xE2>(),
+            0xE3 => self.cb::<0xE3>(),
+            0xE4 => self.cb::<0xE4>(),
+            0xE5 => self.cb::<0xE5>(),
+            0xE6 => self.cb::<0xE6>(),
+            0xE7 => self.cb::<0xE7>(),
+            0xE8 => self.cb::<0xE8>(),
+            0xE9 => self.cb::<0xE9>(),
+            0xEA => self.cb::<0xEA>(),
+            0xEB => self.cb::<0xEB>(),
+            0xEC => self.cb::<0xEC>(),
+            0xED => self.cb::<0xED>(),
+            0xEE => self.cb::<0xEE>(),
+            0xEF => self.cb::<0xEF>(),
+            0xF0 => self.cb::<0xF0>(),
+            0xF1 => self.cb::<0xF1>(),
+            0xF2 => self.cb::<0xF2>(),
+            0xF3 => self.cb::<0xF3>(),
+            0xF4 => self.cb::<0xF4>(),
+            0xF5 => self.cb::<0xF5>(),
+            0xF6 => self.cb::<0xF6>(),
+            0xF7 => self.cb::<0xF7>(),
+            0xF8 => self.cb::<0xF8>(),
+            0xF9 => self.cb::<0xF9>(),
+            0xFA => self.cb::<0xFA>(),
+            0xFB => self.cb::<0xFB>(),
+            0xFC => self.cb::<0xFC>(),
+            0xFD => self.cb::<0xFD>(),
+            0xFE => self.cb::<0xFE>(),
+            0xFF => self.cb::<0xFF>(),
+        }
+    }
+
+    #[inline(always)]
+    fn cb<const OP: u8>(&mut self) {
+        let op = OP;
         let r = op & 7;
         let group = op >> 6;
         let n = (op >> 3) & 7;

@@ -4,6 +4,7 @@
 //! values (LY, STAT, DIV, TIMA, IF) agree with it cycle for cycle.
 
 use crate::cart::{Cartridge, RomError};
+use crate::cpu::FetchWindow;
 use crate::lcd::{Lcd, LineEvent, FRAME_CYCLES};
 use crate::render::Screen;
 use crate::timer::{Timer, MAX_CYCLES};
@@ -138,6 +139,7 @@ pub struct GameBoy {
     /// Cycles between the start of the instruction's current step and the bus access: PyBoy
     /// brings the PPU to `cycles + offset` before VRAM/OAM/LCD-register accesses.
     pub(crate) mao: u64,
+    pub(crate) fetch: FetchWindow,
     pub stall: Option<Stall>,
     // Memory
     pub cart: Cartridge,
@@ -172,7 +174,7 @@ impl GameBoy {
             Some(b) => b.to_vec(),
             None => project_boot_rom(),
         };
-        Ok(GameBoy {
+        let mut g = GameBoy {
             a: 0,
             f: 0,
             b: 0,
@@ -193,6 +195,7 @@ impl GameBoy {
             cycles: 0,
             bail: false,
             mao: 0,
+            fetch: FetchWindow::default(),
             stall: None,
             cart,
             boot_rom: boot,
@@ -214,7 +217,9 @@ impl GameBoy {
             screen: Screen::default(),
             render: true,
             frame_count: 0,
-        })
+        };
+        g.refresh_fetch();
+        Ok(g)
     }
 
     // ----------------------------------------------------------------------------------------
@@ -438,6 +443,7 @@ impl GameBoy {
         match addr {
             0x0000..=0x7FFF => {
                 self.cart.write(addr, value);
+                self.refresh_fetch();
                 self.bail = true;
             }
             0x8000..=0x9FFF => {
@@ -541,6 +547,7 @@ impl GameBoy {
             0xFF4C..=0xFF7F => {
                 if self.bootrom_enabled && addr == 0xFF50 && (value == 0x01 || value == 0x11) {
                     self.bootrom_enabled = false;
+                    self.refresh_fetch();
                     self.bail = true;
                 }
             }

@@ -274,6 +274,7 @@ impl GameBoy {
             return Err(format!("{} trailing bytes after the state", data.len() - r.1));
         }
         *self = g;
+        self.refresh_fetch();
         Ok(())
     }
 }
