@@ -157,6 +157,14 @@ impl PyGameBoy {
         self.gb.load_state(data).map_err(|e| PyValueError::new_err(format!("bad state: {e}")))
     }
 
+    /// Takes a PyBoy 2.8.1 save state (`PyBoy.save_state`, DMG, sound off) as a fresh PyBoy
+    /// would take it with `load_state`.
+    fn load_pyboy_state(&mut self, data: &[u8]) -> PyResult<()> {
+        self.gb
+            .load_pyboy_state(data)
+            .map_err(|e| PyValueError::new_err(format!("bad PyBoy state: {e}")))
+    }
+
     #[getter]
     fn frame_count(&self) -> u64 {
         self.gb.frame_count
@@ -275,6 +283,17 @@ impl PyVecGameBoy {
     fn save_state<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyBytes>> {
         let g = self.gbs.get(i).ok_or_else(|| PyValueError::new_err(format!("no emulator {i}")))?;
         Ok(PyBytes::new(py, &g.save_state()))
+    }
+
+    /// Emulator `i` takes a PyBoy 2.8.1 save state (see `GameBoy.load_pyboy_state`).
+    fn load_pyboy_state(&mut self, i: usize, data: &[u8]) -> PyResult<()> {
+        let n = self.gbs.len();
+        let g = self
+            .gbs
+            .get_mut(i)
+            .ok_or_else(|| PyValueError::new_err(format!("no emulator {i} of {n}")))?;
+        g.load_pyboy_state(data)
+            .map_err(|e| PyValueError::new_err(format!("bad PyBoy state: {e}")))
     }
 
     fn load_state(&mut self, i: usize, data: &[u8]) -> PyResult<()> {

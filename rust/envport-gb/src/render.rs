@@ -97,7 +97,17 @@ impl Screen {
     /// Screen pixels [from, to) of row `row` show map pixels (x + dx) mod 256 of map line
     /// `my` (map at `map`): one tile row fetched per 8 pixels.
     #[inline(always)]
-    fn draw_run(&mut self, lcd: &Lcd, map: usize, row: usize, from: usize, to: usize, dx: usize, my: usize) {
+    #[allow(clippy::too_many_arguments)]
+    fn draw_run(
+        &mut self,
+        lcd: &Lcd,
+        map: usize,
+        row: usize,
+        from: usize,
+        to: usize,
+        dx: usize,
+        my: usize,
+    ) {
         let mut x = from;
         while x < to {
             let mx = x.wrapping_add(dx) % 256;

@@ -278,3 +278,155 @@ impl GameBoy {
         Ok(())
     }
 }
+
+/// Bytes of PyBoy 2.8.1's sound block for a DMG with sound emulation off at the default sample
+/// rate (48 kHz): a fixed head of 93 bytes, the audio buffer ((samples per frame + 1) * 2
+/// bytes, samples per frame stored in the head) and the four channels (329 bytes). Measured on
+/// PyBoy's own states (the RAM block's position), checked on every import.
+const PYBOY_SOUND_CHANNELS: usize = 329;
+const PYBOY_SCREEN_BYTES: usize = 144 * 160 * 5 + 1;
+
+impl GameBoy {
+    /// Loads a PyBoy 2.8.1 save state (format 29, DMG), as a freshly made PyBoy would after
+    /// `load_state`: the fields PyBoy does not save keep their power-on values (the window
+    /// line counter, MBC1's low-bank number, the mode-3 length outside mode 3, HALT-during-EI).
+    pub fn load_pyboy_state(&mut self, data: &[u8]) -> Result<(), String> {
+        let mut g = GameBoy::new(&self.cart.rom, Some(&self.boot_rom)).map_err(|e| e.to_string())?;
+        let mut r = R(data, 0);
+        let version = r.u8()?;
+        if version != 29 {
+            return Err(format!("PyBoy state version {version}; this reader takes version 29 (PyBoy 2.8.1)"));
+        }
+        g.bootrom_enabled = r.b()?;
+        let (_key0, _key1, double_speed, cgb) = (r.u8()?, r.u8()?, r.u8()?, r.u8()?);
+        if cgb != 0 || double_speed != 0 {
+            return Err("the state is of a Game Boy Color; the core is DMG only".into());
+        }
+        for reg in [&mut g.a, &mut g.f, &mut g.b, &mut g.c, &mut g.d, &mut g.e] {
+            *reg = r.u8()?;
+        }
+        g.hl = r.u16()?;
+        g.sp = r.u16()?;
+        g.pc = r.u16()?;
+        g.ime = r.b()?;
+        g.ei_delay = r.u8()?;
+        g.halted = r.b()?;
+        g.stopped = r.b()?;
+        g.ie_reg = r.u8()?;
+        g.interrupt_queued = r.b()?;
+        g.if_reg = r.u8()?;
+        g.cycles = r.u64()?;
+        g.dma_active = r.b()?;
+        g.dma_reading = r.b()?;
+        g.dma_source = r.u8()?;
+        g.dma_index = r.u8()?;
+        g.dma_start_cycle = r.u64()?;
+        // LCD
+        g.lcd.vram.copy_from_slice(r.take(0x2000)?);
+        g.lcd.oam.copy_from_slice(r.take(0xA0)?);
+        let lcdc = r.u8()?;
+        let _ = g.lcd.set_lcdc(lcdc); // as PyBoy's load: its side effects are overwritten below
+        g.lcd.bgp = r.u8()?;
+        g.lcd.obp0 = r.u8()?;
+        g.lcd.obp1 = r.u8()?;
+        let stat = r.u8()?;
+        g.lcd.stat.value = stat;
+        g.lcd.stat.mode = stat & 3;
+        g.lcd.stat.irq_line = false;
+        g.lcd.stat.update_irq_line();
+        g.lcd.ly = r.u8()?;
+        g.lcd.lyc = r.u8()?;
+        g.lcd.scy = r.u8()?;
+        g.lcd.scx = r.u8()?;
+        g.lcd.wy = r.u8()?;
+        g.lcd.wx = r.u8()?;
+        let _object_priority_mode = r.u8()?;
+        r.take(144 * 5)?; // PyBoy's per-line record for its API
+        let (lcd_cgb, downgraded, speed_shift) = (r.u8()?, r.u8()?, r.u8()?);
+        if lcd_cgb != 0 || downgraded != 0 || speed_shift != 0 {
+            return Err("the state's LCD is in a Game Boy Color mode".into());
+        }
+        g.lcd.frame_done = r.b()?;
+        g.lcd.first_frame = r.b()?;
+        g.lcd.reset = r.b()?;
+        g.lcd.last_cycles = r.u64()?;
+        g.lcd.clock = r.u64()?;
+        g.lcd.clock_target = r.u64()?;
+        g.lcd.cycles_to_interrupt = g.lcd.clock_target.wrapping_sub(g.lcd.clock) as i64;
+        g.lcd.cycles_to_frame = crate::lcd::FRAME_CYCLES.wrapping_sub(g.lcd.clock) as i64;
+        g.lcd.next_stat_mode = r.u8()?;
+        g.lcd.stat_transition = r.u8()?;
+        if g.lcd.stat.mode == 3 {
+            g.lcd.mode3_adjustment = g.lcd.mode3_timing_adjustment(g.lcd.ly);
+        }
+        // Sound: skipped, its size checked.
+        let head = r.take(16)?;
+        let samples_per_frame = u64::from_le_bytes(head[8..16].try_into().unwrap()) as usize;
+        let rest = 93 - 16 + (samples_per_frame + 1) * 2 + PYBOY_SOUND_CHANNELS;
+        r.take(rest)?;
+        // Renderer: RGBA words and attribute bytes per pixel, then WY's latch.
+        let screen = r.take(PYBOY_SCREEN_BYTES)?;
+        for i in 0..144 * 160 {
+            let px = &screen[5 * i..5 * i + 5];
+            g.screen.shades[i] = match px[0] {
+                _ if px[..4] == [0, 0, 0, 0] => crate::render::UNDRAWN,
+                0xFF => 0,
+                0x99 => 1,
+                0x55 => 2,
+                _ => 3,
+            };
+            g.screen.col0[i] = px[4] & 1;
+        }
+        g.lcd.wy_activated_frame = screen[PYBOY_SCREEN_BYTES - 1] != 0;
+        // RAM
+        g.wram.copy_from_slice(r.take(0x2000)?);
+        g.unusable.copy_from_slice(r.take(0x60)?);
+        g.io.copy_from_slice(r.take(0x4C)?);
+        g.hram.copy_from_slice(r.take(0x7F)?);
+        let _wram_select = r.u8()?;
+        // Timer
+        g.timer.div = r.u8()?;
+        g.timer.tima = r.u8()? as u64;
+        g.timer.div_counter = r.u16()? as u64;
+        g.timer.tima_counter = r.u16()? as u64;
+        g.timer.tma = r.u8()?;
+        g.timer.tac = r.u8()?;
+        g.timer.tima_reload_state = r.u8()?;
+        g.timer.last_cycles = r.u64()?;
+        g.timer.cycles_to_interrupt = r.i64()?;
+        // Cartridge
+        g.cart.rombank_selected = r.u8()? as usize;
+        g.cart.rambank_selected = r.u8()? as usize;
+        g.cart.rambank_enabled = r.b()?;
+        g.cart.memorymodel = r.u8()?;
+        let banks = g.cart.ram_banks;
+        g.cart.ram[..banks * crate::cart::RAM_BANK]
+            .copy_from_slice(r.take(banks * crate::cart::RAM_BANK)?);
+        if g.cart.mbc == crate::cart::Mbc::Mbc1 {
+            g.cart.bank_select_register1 = r.u8()?;
+            g.cart.bank_select_register2 = r.u8()?;
+        }
+        g.joy_directional = r.u8()?;
+        g.joy_standard = r.u8()?;
+        g.serial.sb = r.u8()?;
+        g.serial.sc = r.u8()?;
+        g.serial.transfer_enabled = r.b()?;
+        g.serial.internal_clock = r.b()?;
+        g.serial.last_cycles = r.u64()?;
+        g.serial.cycles_to_interrupt = r.i64()?;
+        g.serial.clock = r.u64()?;
+        g.serial.clock_target = r.u64()?;
+        // SGB: 7 bytes, 4 joypad bytes, border tiles, map and palettes.
+        r.take(7 + 4 + 0x2000 + 0x800 + 0x80)?;
+        if r.1 != data.len() {
+            return Err(format!(
+                "{} bytes left after the SGB block: not a DMG state of PyBoy 2.8.1 with sound off",
+                data.len() - r.1
+            ));
+        }
+        g.frame_count = self.frame_count;
+        g.refresh_fetch();
+        *self = g;
+        Ok(())
+    }
+}
