@@ -10,5 +10,10 @@ fn main() {
     let t = Instant::now();
     g.tick(frames, false);
     let dt = t.elapsed().as_secs_f64();
-    println!("{:.0} frames/s ({} frames, {:.3} s)", frames as f64 / dt, frames, dt);
+    println!(
+        "{:.0} frames/s ({} frames, {:.3} s)",
+        frames as f64 / dt,
+        frames,
+        dt
+    );
 }

@@ -48,7 +48,10 @@ impl std::fmt::Display for RomError {
         match self {
             RomError::Empty => write!(f, "the ROM is empty"),
             RomError::Size(n) => {
-                write!(f, "the ROM's size ({n} bytes) is not a multiple of 16 KiB (16384 bytes)")
+                write!(
+                    f,
+                    "the ROM's size ({n} bytes) is not a multiple of 16 KiB (16384 bytes)"
+                )
             }
             RomError::HeaderChecksum { stored, computed } => write!(
                 f,
@@ -83,7 +86,10 @@ impl Cartridge {
         }
         let computed = header_checksum(rom);
         if rom[0x14D] != computed {
-            return Err(RomError::HeaderChecksum { stored: rom[0x14D], computed });
+            return Err(RomError::HeaderChecksum {
+                stored: rom[0x14D],
+                computed,
+            });
         }
         let carttype = rom[0x147];
         let (mbc, sram, battery) = match carttype {
@@ -106,9 +112,8 @@ impl Cartridge {
         // PyBoy's MBC1M test: 64 banks that all repeat bank 0's logo area.
         let multicart = mbc == Mbc::Mbc1
             && rom_banks == 64
-            && (1..rom_banks).all(|b| {
-                rom[b * ROM_BANK + 0x104..b * ROM_BANK + 0x134] == rom[0x104..0x134]
-            });
+            && (1..rom_banks)
+                .all(|b| rom[b * ROM_BANK + 0x104..b * ROM_BANK + 0x134] == rom[0x104..0x134]);
         Ok(Cartridge {
             rom: rom.to_vec(),
             mbc,
@@ -157,7 +162,9 @@ impl Cartridge {
             return 0xFF;
         }
         match self.mbc {
-            Mbc::RomOnly => self.ram[(self.rambank_selected % RAM_BANKS_ALLOCATED) * RAM_BANK + off],
+            Mbc::RomOnly => {
+                self.ram[(self.rambank_selected % RAM_BANKS_ALLOCATED) * RAM_BANK + off]
+            }
             Mbc::Mbc1 => {
                 self.rambank_selected = if self.memorymodel == 1 {
                     self.bank_select_register2 as usize % self.ram_banks

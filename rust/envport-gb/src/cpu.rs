@@ -21,7 +21,9 @@ pub const OPCODE_LENGTHS: [u8; 256] = {
         0x01, 0x08, 0x11, 0x21, 0x31, 0xC2, 0xC3, 0xC4, 0xCA, 0xCC, 0xCD, 0xD2, 0xD4, 0xDA, 0xDC,
         0xEA, 0xFA,
     ];
-    let zeros = [0xD3, 0xDB, 0xDD, 0xE3, 0xE4, 0xEB, 0xEC, 0xED, 0xF4, 0xFC, 0xFD];
+    let zeros = [
+        0xD3, 0xDB, 0xDD, 0xE3, 0xE4, 0xEB, 0xEC, 0xED, 0xF4, 0xFC, 0xFD,
+    ];
     let mut i = 0;
     while i < twos.len() {
         t[twos[i]] = 2;
@@ -40,7 +42,9 @@ pub const OPCODE_LENGTHS: [u8; 256] = {
     t
 };
 
-pub const UNUSED_OPCODES: [u8; 11] = [0xD3, 0xDB, 0xDD, 0xE3, 0xE4, 0xEB, 0xEC, 0xED, 0xF4, 0xFC, 0xFD];
+pub const UNUSED_OPCODES: [u8; 11] = [
+    0xD3, 0xDB, 0xDD, 0xE3, 0xE4, 0xEB, 0xEC, 0xED, 0xF4, 0xFC, 0xFD,
+];
 
 /// Where the CPU fetches ROM bytes from: flat offsets of the two bank windows into the ROM,
 /// valid while the boot ROM is unmapped (`rom`).
@@ -322,7 +326,11 @@ impl GameBoy {
             // Operands straight from the ROM banks; bank 0 reads use the low bank, and an
             // instruction straddling 0x4000 reads its tail through the switchable bank's
             // flat offset (PyBoy indexes its bank array without bounds checks).
-            let start = if (pc as u32 + 2) < 0x4000 { window.low } else { window.high } + pc as isize;
+            let start = if (pc as u32 + 2) < 0x4000 {
+                window.low
+            } else {
+                window.high
+            } + pc as isize;
             let rom = &self.cart.rom;
             match rom.get(start as usize..start as usize + 3) {
                 Some(w) if start >= 0 => {
@@ -401,7 +409,11 @@ impl GameBoy {
             }
             0x22 | 0x32 => {
                 self.write(self.hl, self.a);
-                self.hl = if op == 0x22 { self.hl.wrapping_add(1) } else { self.hl.wrapping_sub(1) };
+                self.hl = if op == 0x22 {
+                    self.hl.wrapping_add(1)
+                } else {
+                    self.hl.wrapping_sub(1)
+                };
                 self.next(1, 8);
             }
             0x0A => {
@@ -416,7 +428,11 @@ impl GameBoy {
             }
             0x2A | 0x3A => {
                 self.a = self.read(self.hl);
-                self.hl = if op == 0x2A { self.hl.wrapping_add(1) } else { self.hl.wrapping_sub(1) };
+                self.hl = if op == 0x2A {
+                    self.hl.wrapping_add(1)
+                } else {
+                    self.hl.wrapping_sub(1)
+                };
                 self.next(1, 8);
             }
             0x03 | 0x13 | 0x23 | 0x33 | 0x0B | 0x1B | 0x2B | 0x3B => {
@@ -441,7 +457,11 @@ impl GameBoy {
             }
             0x34 | 0x35 => {
                 let a = self.read(self.hl);
-                let t = if op == 0x34 { self.inc8(a) } else { self.dec8(a) };
+                let t = if op == 0x34 {
+                    self.inc8(a)
+                } else {
+                    self.dec8(a)
+                };
                 self.cycles += 4;
                 self.write(self.hl, t);
                 self.next(1, 8);
@@ -803,7 +823,10 @@ impl GameBoy {
             _ => {
                 // No instruction (0xDB is PyBoy's breakpoint): PyBoy adds no cycles and never
                 // leaves the frame. Stop here and report it instead.
-                self.stall = Some(Stall::UnusedOpcode { opcode: op, pc: self.pc });
+                self.stall = Some(Stall::UnusedOpcode {
+                    opcode: op,
+                    pc: self.pc,
+                });
                 self.bail = true;
             }
         }

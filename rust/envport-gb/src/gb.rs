@@ -280,8 +280,11 @@ impl GameBoy {
     }
 
     fn start_dma(&mut self, src: u8) {
-        self.dma_start_cycle =
-            if self.dma_active && self.dma_index == 0 { self.cycles + 8 } else { self.cycles + 12 };
+        self.dma_start_cycle = if self.dma_active && self.dma_index == 0 {
+            self.cycles + 8
+        } else {
+            self.cycles + 12
+        };
         self.dma_active = true;
         self.dma_reading = false;
         self.dma_source = src;
@@ -296,9 +299,7 @@ impl GameBoy {
         let l = &self.lcd;
         l.enabled()
             && (l.stat.mode == 3
-                || (l.stat.mode == 2
-                    && l.clock <= l.clock_target
-                    && l.clock_target - l.clock <= 4))
+                || (l.stat.mode == 2 && l.clock <= l.clock_target && l.clock_target - l.clock <= 4))
     }
 
     #[inline(always)]
@@ -462,9 +463,8 @@ impl GameBoy {
                 if self.mao != 0 {
                     self.lcd_tick(self.cycles + self.mao);
                     let l = &self.lcd;
-                    let open = l.first_frame
-                        && l.clock <= l.clock_target
-                        && l.clock_target - l.clock <= 4;
+                    let open =
+                        l.first_frame && l.clock <= l.clock_target && l.clock_target - l.clock <= 4;
                     if l.enabled() && (l.stat.mode == 3 || (l.stat.mode == 2 && !open)) {
                         return;
                     }

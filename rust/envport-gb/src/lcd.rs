@@ -105,7 +105,11 @@ impl Default for Lcd {
             vram: vec![0; 0x2000],
             oam: vec![0; 0xA0],
             lcdc: 0,
-            stat: Stat { value: 0x80, mode: 0, irq_line: false },
+            stat: Stat {
+                value: 0x80,
+                mode: 0,
+                irq_line: false,
+            },
             bgp: 0xFC,
             obp0: 0xFF,
             obp1: 0xFF,
@@ -287,15 +291,21 @@ impl Lcd {
                     }
                     3 => {
                         self.mode3_adjustment = self.mode3_timing_adjustment(self.ly);
-                        self.clock_target =
-                            self.clock_target.wrapping_add((172 + self.mode3_adjustment) as u64);
+                        self.clock_target = self
+                            .clock_target
+                            .wrapping_add((172 + self.mode3_adjustment) as u64);
                         self.next_stat_mode = 0;
                         self.stat_transition = TRANSITION_NONE;
                     }
                     0 => {
-                        let base: i16 = if self.first_frame || self.ly < 143 { 200 } else { 204 };
-                        self.clock_target =
-                            self.clock_target.wrapping_add((base - self.mode3_adjustment) as u64);
+                        let base: i16 = if self.first_frame || self.ly < 143 {
+                            200
+                        } else {
+                            204
+                        };
+                        self.clock_target = self
+                            .clock_target
+                            .wrapping_add((base - self.mode3_adjustment) as u64);
                         if self.ly < 143 {
                             self.next_stat_mode = 2;
                             self.stat_transition = TRANSITION_ADVANCE_LY;

@@ -12,12 +12,15 @@ use crate::render::{COLS, ROWS};
 
 fn button_index(name: &str) -> PyResult<usize> {
     let lower = name.to_ascii_lowercase();
-    BUTTON_NAMES.iter().position(|b| *b == lower).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "unknown button {name:?}; the buttons are {}",
-            BUTTON_NAMES.join(", ")
-        ))
-    })
+    BUTTON_NAMES
+        .iter()
+        .position(|b| *b == lower)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown button {name:?}; the buttons are {}",
+                BUTTON_NAMES.join(", ")
+            ))
+        })
 }
 
 fn stall_error(stall: Stall) -> PyErr {
@@ -60,7 +63,9 @@ impl PyGameBoy {
     #[new]
     #[pyo3(signature = (rom, boot_rom=None))]
     fn new(rom: &[u8], boot_rom: Option<&[u8]>) -> PyResult<Self> {
-        Ok(PyGameBoy { gb: make(rom, boot_rom)? })
+        Ok(PyGameBoy {
+            gb: make(rom, boot_rom)?,
+        })
     }
 
     /// Advances `count` frames (PyBoy's `tick`); only the last is rendered when `render`.
@@ -90,7 +95,12 @@ impl PyGameBoy {
     }
 
     /// Bytes [start, stop) as the CPU reads them between instructions (as `PyBoy.memory`).
-    fn read<'py>(&mut self, py: Python<'py>, start: usize, stop: usize) -> PyResult<Bound<'py, PyBytes>> {
+    fn read<'py>(
+        &mut self,
+        py: Python<'py>,
+        start: usize,
+        stop: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         check_range(start, stop)?;
         let v: Vec<u8> = (start..stop).map(|a| self.gb.read(a as u16)).collect();
         Ok(PyBytes::new(py, &v))
@@ -116,7 +126,18 @@ impl PyGameBoy {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn set_registers(&mut self, a: u8, f: u8, b: u8, c: u8, d: u8, e: u8, hl: u16, sp: u16, pc: u16) {
+    fn set_registers(
+        &mut self,
+        a: u8,
+        f: u8,
+        b: u8,
+        c: u8,
+        d: u8,
+        e: u8,
+        hl: u16,
+        sp: u16,
+        pc: u16,
+    ) {
         let g = &mut self.gb;
         (g.a, g.f, g.b, g.c, g.d, g.e, g.hl, g.sp, g.pc) = (a, f, b, c, d, e, hl, sp, pc);
     }
@@ -141,12 +162,16 @@ impl PyGameBoy {
     fn screen<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let mut out = vec![0u8; ROWS * COLS * 4];
         self.gb.screen.rgba_into(&mut out);
-        Ok(PyArray1::from_vec(py, out).reshape([ROWS, COLS, 4])?.into_any())
+        Ok(PyArray1::from_vec(py, out)
+            .reshape([ROWS, COLS, 4])?
+            .into_any())
     }
 
     /// Palette shades 0-3 of the screen, (144, 160) uint8, a copy.
     fn shades<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(PyArray1::from_slice(py, &self.gb.screen.shades).reshape([ROWS, COLS])?.into_any())
+        Ok(PyArray1::from_slice(py, &self.gb.screen.shades)
+            .reshape([ROWS, COLS])?
+            .into_any())
     }
 
     fn save_state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
@@ -154,7 +179,9 @@ impl PyGameBoy {
     }
 
     fn load_state(&mut self, data: &[u8]) -> PyResult<()> {
-        self.gb.load_state(data).map_err(|e| PyValueError::new_err(format!("bad state: {e}")))
+        self.gb
+            .load_state(data)
+            .map_err(|e| PyValueError::new_err(format!("bad state: {e}")))
     }
 
     /// Takes a PyBoy 2.8.1 save state (`PyBoy.save_state`, DMG, sound off) as a fresh PyBoy
@@ -189,14 +216,19 @@ impl PyVecGameBoy {
     #[pyo3(signature = (rom, n, boot_rom=None, threads=0))]
     fn new(rom: &[u8], n: usize, boot_rom: Option<&[u8]>, threads: usize) -> PyResult<Self> {
         if n == 0 {
-            return Err(PyValueError::new_err("n (the number of emulators) must be at least 1"));
+            return Err(PyValueError::new_err(
+                "n (the number of emulators) must be at least 1",
+            ));
         }
         let gb = make(rom, boot_rom)?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .map_err(|e| PyRuntimeError::new_err(format!("thread pool: {e}")))?;
-        Ok(PyVecGameBoy { gbs: vec![gb; n], pool })
+        Ok(PyVecGameBoy {
+            gbs: vec![gb; n],
+            pool,
+        })
     }
 
     fn __len__(&self) -> usize {
@@ -249,14 +281,21 @@ impl PyVecGameBoy {
     }
 
     /// Bytes [start, stop) of every emulator, (N, stop - start) uint8.
-    fn read<'py>(&mut self, py: Python<'py>, start: usize, stop: usize) -> PyResult<Bound<'py, PyAny>> {
+    fn read<'py>(
+        &mut self,
+        py: Python<'py>,
+        start: usize,
+        stop: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
         check_range(start, stop)?;
         let n = self.gbs.len();
         let mut out = Vec::with_capacity(n * (stop - start));
         for g in self.gbs.iter_mut() {
             out.extend((start..stop).map(|a| g.read(a as u16)));
         }
-        Ok(PyArray1::from_vec(py, out).reshape([n, stop - start])?.into_any())
+        Ok(PyArray1::from_vec(py, out)
+            .reshape([n, stop - start])?
+            .into_any())
     }
 
     /// Registers of every emulator, (N, 9) uint16: A F B C D E HL SP PC.
@@ -265,10 +304,15 @@ impl PyVecGameBoy {
             .gbs
             .iter()
             .flat_map(|g| {
-                [g.a as u16, g.f as u16, g.b as u16, g.c as u16, g.d as u16, g.e as u16, g.hl, g.sp, g.pc]
+                [
+                    g.a as u16, g.f as u16, g.b as u16, g.c as u16, g.d as u16, g.e as u16, g.hl,
+                    g.sp, g.pc,
+                ]
             })
             .collect();
-        Ok(PyArray1::from_vec(py, out).reshape([self.gbs.len(), 9])?.into_any())
+        Ok(PyArray1::from_vec(py, out)
+            .reshape([self.gbs.len(), 9])?
+            .into_any())
     }
 
     /// Screens of every emulator as palette shades, (N, 144, 160) uint8.
@@ -277,11 +321,16 @@ impl PyVecGameBoy {
         for g in &self.gbs {
             out.extend_from_slice(&g.screen.shades);
         }
-        Ok(PyArray1::from_vec(py, out).reshape([self.gbs.len(), ROWS, COLS])?.into_any())
+        Ok(PyArray1::from_vec(py, out)
+            .reshape([self.gbs.len(), ROWS, COLS])?
+            .into_any())
     }
 
     fn save_state<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyBytes>> {
-        let g = self.gbs.get(i).ok_or_else(|| PyValueError::new_err(format!("no emulator {i}")))?;
+        let g = self
+            .gbs
+            .get(i)
+            .ok_or_else(|| PyValueError::new_err(format!("no emulator {i}")))?;
         Ok(PyBytes::new(py, &g.save_state()))
     }
 
@@ -302,7 +351,8 @@ impl PyVecGameBoy {
             .gbs
             .get_mut(i)
             .ok_or_else(|| PyValueError::new_err(format!("no emulator {i} of {n}")))?;
-        g.load_state(data).map_err(|e| PyValueError::new_err(format!("bad state: {e}")))
+        g.load_state(data)
+            .map_err(|e| PyValueError::new_err(format!("bad state: {e}")))
     }
 }
 

@@ -9,7 +9,12 @@ pub const ROWS: usize = 144;
 pub const COLS: usize = 160;
 /// PyBoy's default DMG palette, shade 0..3, as R, G, B.
 pub const UNDRAWN: u8 = 4;
-pub const GREY: [[u8; 3]; 4] = [[0xFF, 0xFF, 0xFF], [0x99, 0x99, 0x99], [0x55, 0x55, 0x55], [0, 0, 0]];
+pub const GREY: [[u8; 3]; 4] = [
+    [0xFF, 0xFF, 0xFF],
+    [0x99, 0x99, 0x99],
+    [0x55, 0x55, 0x55],
+    [0, 0, 0],
+];
 
 #[derive(Clone)]
 pub struct Screen {
@@ -25,7 +30,11 @@ pub struct Screen {
 
 impl Default for Screen {
     fn default() -> Self {
-        Screen { shades: vec![UNDRAWN; ROWS * COLS], col0: vec![0; ROWS * COLS], ly_window: 0 }
+        Screen {
+            shades: vec![UNDRAWN; ROWS * COLS],
+            col0: vec![0; ROWS * COLS],
+            ly_window: 0,
+        }
     }
 }
 
@@ -81,7 +90,15 @@ impl Screen {
             let wy = self.ly_window.max(0) as usize;
             // Window pixel x shows window column x - wx (wx may be negative: WX < 7).
             let shift = (start as i32 - wx) as usize;
-            self.draw_run(lcd, win_map, row, start, COLS, shift.wrapping_sub(start), wy);
+            self.draw_run(
+                lcd,
+                win_map,
+                row,
+                start,
+                COLS,
+                shift.wrapping_sub(start),
+                wy,
+            );
         } else if lcd.lcdc & 0x01 != 0 {
             draw_bg(self, 0, COLS);
         } else {

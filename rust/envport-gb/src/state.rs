@@ -58,7 +58,10 @@ impl R<'_> {
     fn bytes_into(&mut self, dst: &mut [u8]) -> Result<(), String> {
         let n = self.u64()? as usize;
         if n != dst.len() {
-            return Err(format!("state block of {n} bytes where {} were expected", dst.len()));
+            return Err(format!(
+                "state block of {n} bytes where {} were expected",
+                dst.len()
+            ));
         }
         dst.copy_from_slice(self.take(n)?);
         Ok(())
@@ -75,8 +78,13 @@ impl GameBoy {
         w.u16(self.hl);
         w.u16(self.sp);
         w.u16(self.pc);
-        for v in [self.ime, self.halted, self.halted_during_ei, self.stopped, self.interrupt_queued]
-        {
+        for v in [
+            self.ime,
+            self.halted,
+            self.halted_during_ei,
+            self.stopped,
+            self.interrupt_queued,
+        ] {
             w.b(v);
         }
         w.u8(self.ei_delay);
@@ -93,8 +101,11 @@ impl GameBoy {
         }
         // Cartridge registers and RAM
         let c = &self.cart;
-        for v in [c.rombank_selected as u64, c.rombank_selected_low as u64, c.rambank_selected as u64]
-        {
+        for v in [
+            c.rombank_selected as u64,
+            c.rombank_selected_low as u64,
+            c.rambank_selected as u64,
+        ] {
             w.u64(v);
         }
         w.b(c.rambank_enabled);
@@ -125,8 +136,17 @@ impl GameBoy {
         let l = &self.lcd;
         w.bytes(&l.vram);
         w.bytes(&l.oam);
-        for v in [l.lcdc, l.stat.value, l.stat.mode, l.bgp, l.obp0, l.obp1, l.scy, l.scx, l.ly]
-        {
+        for v in [
+            l.lcdc,
+            l.stat.value,
+            l.stat.mode,
+            l.bgp,
+            l.obp0,
+            l.obp1,
+            l.scy,
+            l.scx,
+            l.ly,
+        ] {
             w.u8(v);
         }
         for v in [l.lyc, l.wy, l.wx, l.next_stat_mode, l.stat_transition] {
@@ -271,7 +291,10 @@ impl GameBoy {
         g.screen.ly_window = r.i64()? as i32;
         g.frame_count = r.u64()?;
         if r.1 != data.len() {
-            return Err(format!("{} trailing bytes after the state", data.len() - r.1));
+            return Err(format!(
+                "{} trailing bytes after the state",
+                data.len() - r.1
+            ));
         }
         *self = g;
         self.refresh_fetch();
@@ -291,11 +314,14 @@ impl GameBoy {
     /// `load_state`: the fields PyBoy does not save keep their power-on values (the window
     /// line counter, MBC1's low-bank number, the mode-3 length outside mode 3, HALT-during-EI).
     pub fn load_pyboy_state(&mut self, data: &[u8]) -> Result<(), String> {
-        let mut g = GameBoy::new(&self.cart.rom, Some(&self.boot_rom)).map_err(|e| e.to_string())?;
+        let mut g =
+            GameBoy::new(&self.cart.rom, Some(&self.boot_rom)).map_err(|e| e.to_string())?;
         let mut r = R(data, 0);
         let version = r.u8()?;
         if version != 29 {
-            return Err(format!("PyBoy state version {version}; this reader takes version 29 (PyBoy 2.8.1)"));
+            return Err(format!(
+                "PyBoy state version {version}; this reader takes version 29 (PyBoy 2.8.1)"
+            ));
         }
         g.bootrom_enabled = r.b()?;
         let (_key0, _key1, double_speed, cgb) = (r.u8()?, r.u8()?, r.u8()?, r.u8()?);

@@ -225,16 +225,31 @@ fn ei_takes_effect_after_the_next_instruction() {
 fn unused_opcode_stalls_instead_of_running_on() {
     let mut g = machine(&[0xD3]);
     step(&mut g);
-    assert_eq!(g.stall, Some(crate::gb::Stall::UnusedOpcode { opcode: 0xD3, pc: 0xC100 }));
+    assert_eq!(
+        g.stall,
+        Some(crate::gb::Stall::UnusedOpcode {
+            opcode: 0xD3,
+            pc: 0xC100
+        })
+    );
 }
 
 #[test]
 fn bad_roms_are_refused_before_emulation() {
     let mut r = rom(0);
     r[0x14D] ^= 1;
-    assert!(matches!(GameBoy::new(&r, None), Err(RomError::HeaderChecksum { .. })));
-    assert!(matches!(GameBoy::new(&rom(0)[..0x5000], None), Err(RomError::Size(0x5000))));
-    assert!(matches!(GameBoy::new(&rom(0x13), None), Err(RomError::CartridgeType(0x13))));
+    assert!(matches!(
+        GameBoy::new(&r, None),
+        Err(RomError::HeaderChecksum { .. })
+    ));
+    assert!(matches!(
+        GameBoy::new(&rom(0)[..0x5000], None),
+        Err(RomError::Size(0x5000))
+    ));
+    assert!(matches!(
+        GameBoy::new(&rom(0x13), None),
+        Err(RomError::CartridgeType(0x13))
+    ));
     assert!(GameBoy::new(&rom(0x01), None).is_ok());
 }
 
@@ -267,7 +282,10 @@ fn frames_are_70224_cycles_with_the_lcd_on() {
     let c = g.cycles;
     g.tick(10, false);
     let per_frame = (g.cycles - c) as f64 / 10.0;
-    assert!((per_frame - 70224.0).abs() < 24.0, "{per_frame} cycles a frame");
+    assert!(
+        (per_frame - 70224.0).abs() < 24.0,
+        "{per_frame} cycles a frame"
+    );
     assert_eq!(g.lcd.ly, 0);
     assert_eq!(g.lcd.stat.mode, 2);
 }

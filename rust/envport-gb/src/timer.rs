@@ -79,8 +79,7 @@ impl Timer {
         if self.tac & 0b100 != 0 {
             let period = self.timer_bit() * 2;
             let next_edge = ((self.div_counter & !(period - 1)) + period) - self.div_counter;
-            self.cycles_to_interrupt =
-                next_edge as i64 + (0xFF - self.tima as i64) * period as i64;
+            self.cycles_to_interrupt = next_edge as i64 + (0xFF - self.tima as i64) * period as i64;
         } else {
             self.cycles_to_interrupt = MAX_CYCLES;
         }
@@ -104,7 +103,11 @@ impl Timer {
                 let start = self.div_counter;
                 let end = start.wrapping_add(cycles);
                 let edges = (end.wrapping_sub(1).wrapping_sub(mask).wrapping_add(period)) / period
-                    - (start.wrapping_sub(1).wrapping_sub(mask).wrapping_add(period)) / period;
+                    - (start
+                        .wrapping_sub(1)
+                        .wrapping_sub(mask)
+                        .wrapping_add(period))
+                        / period;
                 if self.tima + edges <= 0xFF {
                     self.tima += edges;
                     self.div_counter = end & 0xFFFF;
