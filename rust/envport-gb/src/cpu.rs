@@ -205,6 +205,7 @@ impl GameBoy {
         t
     }
 
+    #[inline(always)]
     fn push16(&mut self, v: u16) {
         // Cycles before each byte are added by the callers (they differ by instruction).
         self.write(self.sp.wrapping_sub(1), (v >> 8) as u8);
@@ -213,6 +214,7 @@ impl GameBoy {
         self.sp = self.sp.wrapping_sub(2);
     }
 
+    #[inline(always)]
     fn pop16(&mut self) -> u16 {
         let lo = self.read(self.sp) as u16;
         self.cycles += 4;

@@ -92,6 +92,13 @@ impl Timer {
             return false;
         }
         self.last_cycles = now;
+        if self.tima_reload_state == 0 && self.tac & 0b100 == 0 {
+            // Timer off: only DIV counts.
+            self.div_counter = (self.div_counter + cycles) & 0xFFFF;
+            self.div = (self.div_counter >> 8) as u8;
+            self.cycles_to_interrupt = MAX_CYCLES;
+            return false;
+        }
         let timer_bit = self.timer_bit();
 
         if self.tima_reload_state == 0 {
