@@ -2,15 +2,16 @@
 # Installs envport with everything it needs, at the versions verified together
 # (constraints.txt): the Python dependencies and extras (dev tools, performance peers, agent APIs,
 # Ray), gymnax (without its stale gymnasium pin), the C reference of Pong (built at install time),
-# the pinned pokemon-showdown npm package (Node >= 18), then runs the main job: `envport run pong`
-# (verify + bench + a report).
+# the pinned pokemon-showdown npm package (Node >= 18), the Game Boy core (Rust, built with maturin;
+# needs cargo) and its ROMs (assembled with Debian's sdcc, installed with apt-get when missing),
+# then runs the main job: `envport run pong` (verify + bench + a report).
 # Pass --no-run to install only; any other arguments go to `envport run`.
-# ENVPORT_EXTRAS overrides the extras (default: dev,peers,agents,scale).
+# ENVPORT_EXTRAS overrides the extras (default: dev,peers,agents,scale,gb).
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PYTHON=${PYTHON:-python3}
-EXTRAS=${ENVPORT_EXTRAS:-dev,peers,agents,scale}
+EXTRAS=${ENVPORT_EXTRAS:-dev,peers,agents,scale,gb}
 export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
     echo "envport needs Python 3.11 (found: $("$PYTHON" --version 2>&1)). Set PYTHON=python3.11." >&2
@@ -31,6 +32,8 @@ case ",$EXTRAS," in *,peers,*) pip_install --no-deps gymnax==1.0.1 ;; esac
 "$PYTHON" -c "import envport.envs.pong.reference as r; r._load()"  # the C build is importable
 # Pokemon Showdown, the Gen 1 battles' reference: the pinned npm package, `npm ci` from its lock.
 bash envport/envs/pokemon_gen1/install_reference.sh
+# The Game Boy core and ROMs (extra `gb`: PyBoy, the reference, and maturin).
+case ",$EXTRAS," in *,gb,*) PYTHON="$PYTHON" bash envport/envs/gameboy/install_core.sh ;; esac
 
 if [ "${1:-}" = "--no-run" ]; then
     exit 0

@@ -1,0 +1,1169 @@
+//! The SM83 CPU: fetch, decode and execute, interrupts, HALT and EI as PyBoy 2.8.1 runs them.
+//! Cycle counts are PyBoy's, and each bus access happens at the cycle within the instruction
+//! where PyBoy performs it (that is what timing-sensitive reads of LY/STAT/DIV observe).
+
+use crate::gb::{GameBoy, Stall};
+
+pub const FLAG_Z: u8 = 0x80;
+pub const FLAG_N: u8 = 0x40;
+pub const FLAG_H: u8 = 0x20;
+pub const FLAG_C: u8 = 0x10;
+
+/// Instruction lengths in bytes (0 for the opcodes that are no instruction; 0xCB is 1 here,
+/// its second byte is fetched as the CB opcode).
+pub const OPCODE_LENGTHS: [u8; 256] = {
+    let mut t = [1u8; 256];
+    let twos = [
+        0x06, 0x0E, 0x10, 0x16, 0x18, 0x1E, 0x20, 0x26, 0x28, 0x2E, 0x30, 0x36, 0x38, 0x3E, 0xC6,
+        0xCE, 0xD6, 0xDE, 0xE0, 0xE6, 0xE8, 0xEE, 0xF0, 0xF6, 0xF8, 0xFE,
+    ];
+    let threes = [
+        0x01, 0x08, 0x11, 0x21, 0x31, 0xC2, 0xC3, 0xC4, 0xCA, 0xCC, 0xCD, 0xD2, 0xD4, 0xDA, 0xDC,
+        0xEA, 0xFA,
+    ];
+    let zeros = [
+        0xD3, 0xDB, 0xDD, 0xE3, 0xE4, 0xEB, 0xEC, 0xED, 0xF4, 0xFC, 0xFD,
+    ];
+    let mut i = 0;
+    while i < twos.len() {
+        t[twos[i]] = 2;
+        i += 1;
+    }
+    i = 0;
+    while i < threes.len() {
+        t[threes[i]] = 3;
+        i += 1;
+    }
+    i = 0;
+    while i < zeros.len() {
+        t[zeros[i]] = 0;
+        i += 1;
+    }
+    t
+};
+
+pub const UNUSED_OPCODES: [u8; 11] = [
+    0xD3, 0xDB, 0xDD, 0xE3, 0xE4, 0xEB, 0xEC, 0xED, 0xF4, 0xFC, 0xFD,
+];
+
+/// Where the CPU fetches ROM bytes from: flat offsets of the two bank windows into the ROM,
+/// valid while the boot ROM is unmapped (`rom`).
+#[derive(Clone, Copy, Default)]
+pub struct FetchWindow {
+    pub rom: bool,
+    pub low: isize,
+    pub high: isize,
+}
+
+impl GameBoy {
+    #[inline(always)]
+    fn bc(&self) -> u16 {
+        ((self.b as u16) << 8) | self.c as u16
+    }
+    #[inline(always)]
+    fn de(&self) -> u16 {
+        ((self.d as u16) << 8) | self.e as u16
+    }
+    #[inline(always)]
+    fn set_bc(&mut self, v: u16) {
+        self.b = (v >> 8) as u8;
+        self.c = v as u8;
+    }
+    #[cfg(test)]
+    pub(crate) fn set_bc_for_test(&mut self, v: u16) {
+        self.set_bc(v);
+    }
+    #[inline(always)]
+    fn set_de(&mut self, v: u16) {
+        self.d = (v >> 8) as u8;
+        self.e = v as u8;
+    }
+
+    /// Register `r` of the usual 3-bit encoding (B C D E H L - A); 6, (HL), is not handled here.
+    #[inline(always)]
+    fn reg(&self, r: u8) -> u8 {
+        match r {
+            0 => self.b,
+            1 => self.c,
+            2 => self.d,
+            3 => self.e,
+            4 => (self.hl >> 8) as u8,
+            5 => self.hl as u8,
+            _ => self.a,
+        }
+    }
+
+    #[inline(always)]
+    fn set_reg(&mut self, r: u8, v: u8) {
+        match r {
+            0 => self.b = v,
+            1 => self.c = v,
+            2 => self.d = v,
+            3 => self.e = v,
+            4 => self.hl = (self.hl & 0x00FF) | ((v as u16) << 8),
+            5 => self.hl = (self.hl & 0xFF00) | v as u16,
+            _ => self.a = v,
+        }
+    }
+
+    #[inline(always)]
+    fn flag(&self, mask: u8) -> bool {
+        self.f & mask != 0
+    }
+
+    /// The 8 ALU operations on A (ADD ADC SUB SBC AND XOR OR CP), flags as PyBoy computes them.
+    #[inline(always)]
+    fn alu(&mut self, op: u8, b: u8) {
+        let a = self.a as i32;
+        let bi = b as i32;
+        let carry = self.flag(FLAG_C) as i32;
+        let (t, flags): (i32, u8) = match op {
+            0 => {
+                let t = a + bi;
+                let h = (a & 0xF) + (bi & 0xF) > 0xF;
+                (t, (h as u8) << 5 | ((t > 0xFF) as u8) << 4)
+            }
+            1 => {
+                let t = a + bi + carry;
+                let h = (a & 0xF) + (bi & 0xF) + carry > 0xF;
+                (t, (h as u8) << 5 | ((t > 0xFF) as u8) << 4)
+            }
+            2 | 7 => {
+                let t = a - bi;
+                let h = (a & 0xF) - (bi & 0xF) < 0;
+                (t, FLAG_N | (h as u8) << 5 | ((t < 0) as u8) << 4)
+            }
+            3 => {
+                let t = a - bi - carry;
+                let h = (a & 0xF) - (bi & 0xF) - carry < 0;
+                (t, FLAG_N | (h as u8) << 5 | ((t < 0) as u8) << 4)
+            }
+            4 => (a & bi, FLAG_H),
+            5 => (a ^ bi, 0),
+            _ => (a | bi, 0),
+        };
+        let z = ((t & 0xFF) == 0) as u8;
+        self.f = flags | z << 7;
+        if op != 7 {
+            self.a = t as u8;
+        }
+    }
+
+    #[inline(always)]
+    fn inc8(&mut self, a: u8) -> u8 {
+        let t = a.wrapping_add(1);
+        let h = (a & 0xF) + 1 > 0xF;
+        self.f = (self.f & FLAG_C) | ((t == 0) as u8) << 7 | (h as u8) << 5;
+        t
+    }
+
+    #[inline(always)]
+    fn dec8(&mut self, a: u8) -> u8 {
+        let t = a.wrapping_sub(1);
+        let h = (a & 0xF) == 0;
+        self.f = (self.f & FLAG_C) | FLAG_N | ((t == 0) as u8) << 7 | (h as u8) << 5;
+        t
+    }
+
+    #[inline(always)]
+    fn add_hl(&mut self, b: u16) {
+        let a = self.hl as u32;
+        let b = b as u32;
+        let t = a + b;
+        let h = (a & 0xFFF) + (b & 0xFFF) > 0xFFF;
+        self.f = (self.f & FLAG_Z) | (h as u8) << 5 | ((t > 0xFFFF) as u8) << 4;
+        self.hl = t as u16;
+    }
+
+    /// SP + signed immediate, with H and C from the low byte (ADD SP,r8 and LD HL,SP+r8).
+    #[inline(always)]
+    fn sp_plus(&mut self, v: u8) -> u16 {
+        let sp = self.sp;
+        let h = (sp & 0xF) + (v as u16 & 0xF) > 0xF;
+        let c = (sp & 0xFF) + v as u16 > 0xFF;
+        self.f = (h as u8) << 5 | (c as u8) << 4;
+        sp.wrapping_add(v as i8 as i16 as u16)
+    }
+
+    /// The CB-prefixed rotate/shift/swap group (op 0-7), on value `a`.
+    #[inline(always)]
+    fn cb_shift(&mut self, op: u8, a: u8) -> u8 {
+        let a16 = a as u16;
+        let c = self.flag(FLAG_C) as u16;
+        let (t, carry): (u16, bool) = match op {
+            0 => ((a16 << 1) | (a16 >> 7), a & 0x80 != 0),
+            1 => ((a16 >> 1) | ((a16 & 1) << 7), a & 1 != 0),
+            2 => ((a16 << 1) | c, a & 0x80 != 0),
+            3 => ((a16 >> 1) | (c << 7), a & 1 != 0),
+            4 => (a16 << 1, a & 0x80 != 0),
+            5 => ((a16 >> 1) | (a16 & 0x80), a & 1 != 0),
+            6 => (((a16 & 0xF0) >> 4) | ((a16 & 0x0F) << 4), false),
+            _ => (a16 >> 1, a & 1 != 0),
+        };
+        let t = t as u8;
+        self.f = ((t == 0) as u8) << 7 | (carry as u8) << 4;
+        t
+    }
+
+    #[inline(always)]
+    fn push16(&mut self, v: u16) {
+        // Cycles before each byte are added by the callers (they differ by instruction).
+        self.write(self.sp.wrapping_sub(1), (v >> 8) as u8);
+        self.cycles += 4;
+        self.write(self.sp.wrapping_sub(2), v as u8);
+        self.sp = self.sp.wrapping_sub(2);
+    }
+
+    #[inline(always)]
+    fn pop16(&mut self) -> u16 {
+        let lo = self.read(self.sp) as u16;
+        self.cycles += 4;
+        let hi = self.read(self.sp.wrapping_add(1)) as u16;
+        self.sp = self.sp.wrapping_add(2);
+        (hi << 8) | lo
+    }
+
+    #[inline(always)]
+    fn condition(&self, op: u8) -> bool {
+        match (op >> 3) & 3 {
+            0 => !self.flag(FLAG_Z),
+            1 => self.flag(FLAG_Z),
+            2 => !self.flag(FLAG_C),
+            _ => self.flag(FLAG_C),
+        }
+    }
+
+    #[inline(always)]
+    fn pending(&self) -> u8 {
+        self.if_reg & self.ie_reg & 0x1F
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Interrupts and the batch loop
+
+    fn check_interrupts(&mut self) -> bool {
+        if self.interrupt_queued || self.ei_delay != 0 {
+            return false;
+        }
+        if self.pending() != 0 {
+            if self.halted && !self.halted_during_ei {
+                self.pc = self.pc.wrapping_add(1); // leave the HALT
+            }
+            self.halted_during_ei = false;
+            if self.ime {
+                self.dispatch_interrupt();
+            }
+            self.interrupt_queued = true;
+            true
+        } else {
+            self.interrupt_queued = false;
+            false
+        }
+    }
+
+    fn dispatch_interrupt(&mut self) {
+        // The high byte of PC is pushed before the vector is chosen: that write can hit IE.
+        self.write(self.sp.wrapping_sub(1), (self.pc >> 8) as u8);
+        let pending = self.pending();
+        if pending == 0 {
+            // Dispatch cancelled by the write: PyBoy continues at 0x0000.
+            self.pc = 0;
+            self.ime = false;
+            return;
+        }
+        let bit = pending.trailing_zeros() as u8;
+        self.if_reg ^= 1 << bit;
+        self.write(self.sp.wrapping_sub(2), self.pc as u8);
+        self.sp = self.sp.wrapping_sub(2);
+        self.pc = 0x40 + 8 * bit as u16;
+        self.cycles += 20;
+        self.ime = false;
+    }
+
+    /// Runs the CPU for (at least) `budget` cycles, stopping early after a write that may
+    /// change the schedule (PyBoy's `bail`).
+    pub(crate) fn cpu_tick(&mut self, budget: i64) {
+        let target = self.cycles as i64 + budget;
+        if self.check_interrupts() {
+            self.halted = false;
+        }
+        if self.halted && self.interrupt_queued {
+            self.halted = false;
+            self.pc = self.pc.wrapping_add(1);
+        } else if self.halted {
+            self.cycles = (self.cycles as i64 + budget) as u64;
+        }
+        self.interrupt_queued = false;
+        self.bail = false;
+        while (self.cycles as i64) < target {
+            self.step_in();
+            if self.bail {
+                break; // also set when the CPU stalls
+            }
+        }
+    }
+
+    /// Recomputes where ROM bytes are fetched from: after a bank switch or the boot ROM's
+    /// unmapping (the bus calls it), or a state change from outside.
+    pub(crate) fn refresh_fetch(&mut self) {
+        self.fetch = FetchWindow {
+            rom: !self.bootrom_enabled,
+            low: self.cart.rombank_selected_low as isize * 0x4000,
+            high: (self.cart.rombank_selected as isize - 1) * 0x4000,
+        };
+    }
+
+    /// Fetches and executes one instruction.
+    pub fn step(&mut self) {
+        self.refresh_fetch();
+        self.step_in();
+    }
+
+    #[inline(always)]
+    fn step_in(&mut self) {
+        let window = self.fetch;
+        let pc = self.pc;
+        let (op, b1, b2);
+        if window.rom && (pc as u32 + 2) < 0x8000 {
+            // Operands straight from the ROM banks; bank 0 reads use the low bank, and an
+            // instruction straddling 0x4000 reads its tail through the switchable bank's
+            // flat offset (PyBoy indexes its bank array without bounds checks).
+            let start = if (pc as u32 + 2) < 0x4000 {
+                window.low
+            } else {
+                window.high
+            } + pc as isize;
+            let rom = &self.cart.rom;
+            match rom.get(start as usize..start as usize + 3) {
+                Some(w) if start >= 0 => {
+                    op = w[0];
+                    b1 = w[1];
+                    b2 = w[2];
+                }
+                _ => {
+                    let len = rom.len() as isize;
+                    let at = |o: isize| rom[(start + o).rem_euclid(len) as usize];
+                    op = at(0);
+                    b1 = at(1);
+                    b2 = at(2);
+                }
+            }
+        } else {
+            self.mao = 0;
+            op = self.read(pc);
+            let len = OPCODE_LENGTHS[op as usize];
+            b1 = if op == 0xCB || len >= 2 {
+                self.mao = 4;
+                self.read(pc.wrapping_add(1))
+            } else {
+                0
+            };
+            b2 = if len == 3 {
+                self.mao = 8;
+                self.read(pc.wrapping_add(2))
+            } else {
+                0
+            };
+            self.mao = 0;
+        }
+        if op == 0xCB {
+            self.execute_cb(b1);
+        } else {
+            self.execute(op, b1, ((b2 as u16) << 8) | b1 as u16);
+        }
+        if self.ei_delay != 0 {
+            self.ei_delay -= 1;
+            if self.ei_delay == 0 {
+                self.ime = true;
+                self.bail = self.pending() != 0;
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn next(&mut self, len: u16, cycles: u64) {
+        self.pc = self.pc.wrapping_add(len);
+        self.cycles += cycles;
+    }
+
+    #[inline(always)]
+    fn execute(&mut self, op: u8, v8: u8, v16: u16) {
+        match op {
+            0x00 => self.next(1, 4),
+            0x01 | 0x11 | 0x21 | 0x31 => {
+                match op {
+                    0x01 => self.set_bc(v16),
+                    0x11 => self.set_de(v16),
+                    0x21 => self.hl = v16,
+                    _ => self.sp = v16,
+                }
+                self.next(3, 12);
+            }
+            0x02 => {
+                self.write(self.bc(), self.a);
+                self.next(1, 8);
+            }
+            0x12 => {
+                self.mao = 4;
+                self.write(self.de(), self.a);
+                self.mao = 0;
+                self.next(1, 8);
+            }
+            0x22 | 0x32 => {
+                self.write(self.hl, self.a);
+                self.hl = if op == 0x22 {
+                    self.hl.wrapping_add(1)
+                } else {
+                    self.hl.wrapping_sub(1)
+                };
+                self.next(1, 8);
+            }
+            0x0A => {
+                self.a = self.read(self.bc());
+                self.next(1, 8);
+            }
+            0x1A => {
+                self.mao = 4;
+                self.a = self.read(self.de());
+                self.mao = 0;
+                self.next(1, 8);
+            }
+            0x2A | 0x3A => {
+                self.a = self.read(self.hl);
+                self.hl = if op == 0x2A {
+                    self.hl.wrapping_add(1)
+                } else {
+                    self.hl.wrapping_sub(1)
+                };
+                self.next(1, 8);
+            }
+            0x03 | 0x13 | 0x23 | 0x33 | 0x0B | 0x1B | 0x2B | 0x3B => {
+                let delta: u16 = if op & 0x08 == 0 { 1 } else { 0xFFFF };
+                match op >> 4 {
+                    0 => self.set_bc(self.bc().wrapping_add(delta)),
+                    1 => self.set_de(self.de().wrapping_add(delta)),
+                    2 => self.hl = self.hl.wrapping_add(delta),
+                    _ => self.sp = self.sp.wrapping_add(delta),
+                }
+                self.next(1, 8);
+            }
+            0x09 | 0x19 | 0x29 | 0x39 => {
+                let v = match op >> 4 {
+                    0 => self.bc(),
+                    1 => self.de(),
+                    2 => self.hl,
+                    _ => self.sp,
+                };
+                self.add_hl(v);
+                self.next(1, 8);
+            }
+            0x34 | 0x35 => {
+                let a = self.read(self.hl);
+                let t = if op == 0x34 {
+                    self.inc8(a)
+                } else {
+                    self.dec8(a)
+                };
+                self.cycles += 4;
+                self.write(self.hl, t);
+                self.next(1, 8);
+            }
+            0x36 => {
+                self.cycles += 4;
+                self.write(self.hl, v8);
+                self.next(2, 8);
+            }
+            0x04 | 0x0C | 0x14 | 0x1C | 0x24 | 0x2C | 0x3C => {
+                let r = (op >> 3) & 7;
+                let t = self.inc8(self.reg(r));
+                self.set_reg(r, t);
+                self.next(1, 4);
+            }
+            0x05 | 0x0D | 0x15 | 0x1D | 0x25 | 0x2D | 0x3D => {
+                let r = (op >> 3) & 7;
+                let t = self.dec8(self.reg(r));
+                self.set_reg(r, t);
+                self.next(1, 4);
+            }
+            0x06 | 0x0E | 0x16 | 0x1E | 0x26 | 0x2E | 0x3E => {
+                self.set_reg((op >> 3) & 7, v8);
+                self.next(2, 8);
+            }
+            0x07 | 0x0F | 0x17 | 0x1F => {
+                let t = self.cb_shift(op >> 3, self.a);
+                self.f &= !FLAG_Z; // the A-only rotations always clear Z
+                self.a = t;
+                self.next(1, 4);
+            }
+            0x08 => {
+                self.write(v16, self.sp as u8);
+                self.write(v16.wrapping_add(1), (self.sp >> 8) as u8);
+                self.next(3, 20);
+            }
+            0x10 => self.next(2, 4), // STOP: a 2-byte no-op on DMG in PyBoy
+            0x18 => {
+                self.pc = self.pc.wrapping_add(2).wrapping_add(v8 as i8 as i16 as u16);
+                self.cycles += 12;
+            }
+            0x20 | 0x28 | 0x30 | 0x38 => {
+                self.pc = self.pc.wrapping_add(2);
+                if self.condition(op) {
+                    self.pc = self.pc.wrapping_add(v8 as i8 as i16 as u16);
+                    self.cycles += 12;
+                } else {
+                    self.cycles += 8;
+                }
+            }
+            0x27 => {
+                let mut t = self.a as i32;
+                let mut corr = 0;
+                if self.flag(FLAG_H) {
+                    corr |= 0x06;
+                }
+                if self.flag(FLAG_C) {
+                    corr |= 0x60;
+                }
+                if self.flag(FLAG_N) {
+                    t -= corr;
+                } else {
+                    if t & 0x0F > 0x09 {
+                        corr |= 0x06;
+                    }
+                    if t > 0x99 {
+                        corr |= 0x60;
+                    }
+                    t += corr;
+                }
+                let z = ((t & 0xFF) == 0) as u8;
+                let c = (corr & 0x60 != 0) as u8;
+                self.f = (self.f & FLAG_N) | z << 7 | c << 4;
+                self.a = t as u8;
+                self.next(1, 4);
+            }
+            0x2F => {
+                self.a = !self.a;
+                self.f = (self.f & 0x90) | 0x60;
+                self.next(1, 4);
+            }
+            0x37 => {
+                self.f = (self.f & FLAG_Z) | FLAG_C;
+                self.next(1, 4);
+            }
+            0x3F => {
+                self.f = (self.f & FLAG_Z) | ((self.f & FLAG_C) ^ FLAG_C);
+                self.next(1, 4);
+            }
+            0x76 => {
+                // PC stays on the HALT; leaving it adds the 1 (see check_interrupts).
+                self.halted = true;
+                self.halted_during_ei = self.ei_delay == 1;
+                self.bail = true;
+                self.cycles += 4;
+            }
+            0x40 => self.ld_r_r::<0, 0>(),
+            0x41 => self.ld_r_r::<0, 1>(),
+            0x42 => self.ld_r_r::<0, 2>(),
+            0x43 => self.ld_r_r::<0, 3>(),
+            0x44 => self.ld_r_r::<0, 4>(),
+            0x45 => self.ld_r_r::<0, 5>(),
+            0x46 => self.ld_r_r::<0, 6>(),
+            0x47 => self.ld_r_r::<0, 7>(),
+            0x48 => self.ld_r_r::<1, 0>(),
+            0x49 => self.ld_r_r::<1, 1>(),
+            0x4A => self.ld_r_r::<1, 2>(),
+            0x4B => self.ld_r_r::<1, 3>(),
+            0x4C => self.ld_r_r::<1, 4>(),
+            0x4D => self.ld_r_r::<1, 5>(),
+            0x4E => self.ld_r_r::<1, 6>(),
+            0x4F => self.ld_r_r::<1, 7>(),
+            0x50 => self.ld_r_r::<2, 0>(),
+            0x51 => self.ld_r_r::<2, 1>(),
+            0x52 => self.ld_r_r::<2, 2>(),
+            0x53 => self.ld_r_r::<2, 3>(),
+            0x54 => self.ld_r_r::<2, 4>(),
+            0x55 => self.ld_r_r::<2, 5>(),
+            0x56 => self.ld_r_r::<2, 6>(),
+            0x57 => self.ld_r_r::<2, 7>(),
+            0x58 => self.ld_r_r::<3, 0>(),
+            0x59 => self.ld_r_r::<3, 1>(),
+            0x5A => self.ld_r_r::<3, 2>(),
+            0x5B => self.ld_r_r::<3, 3>(),
+            0x5C => self.ld_r_r::<3, 4>(),
+            0x5D => self.ld_r_r::<3, 5>(),
+            0x5E => self.ld_r_r::<3, 6>(),
+            0x5F => self.ld_r_r::<3, 7>(),
+            0x60 => self.ld_r_r::<4, 0>(),
+            0x61 => self.ld_r_r::<4, 1>(),
+            0x62 => self.ld_r_r::<4, 2>(),
+            0x63 => self.ld_r_r::<4, 3>(),
+            0x64 => self.ld_r_r::<4, 4>(),
+            0x65 => self.ld_r_r::<4, 5>(),
+            0x66 => self.ld_r_r::<4, 6>(),
+            0x67 => self.ld_r_r::<4, 7>(),
+            0x68 => self.ld_r_r::<5, 0>(),
+            0x69 => self.ld_r_r::<5, 1>(),
+            0x6A => self.ld_r_r::<5, 2>(),
+            0x6B => self.ld_r_r::<5, 3>(),
+            0x6C => self.ld_r_r::<5, 4>(),
+            0x6D => self.ld_r_r::<5, 5>(),
+            0x6E => self.ld_r_r::<5, 6>(),
+            0x6F => self.ld_r_r::<5, 7>(),
+            0x70 => self.ld_r_r::<6, 0>(),
+            0x71 => self.ld_r_r::<6, 1>(),
+            0x72 => self.ld_r_r::<6, 2>(),
+            0x73 => self.ld_r_r::<6, 3>(),
+            0x74 => self.ld_r_r::<6, 4>(),
+            0x75 => self.ld_r_r::<6, 5>(),
+            0x77 => self.ld_r_r::<6, 7>(),
+            0x78 => self.ld_r_r::<7, 0>(),
+            0x79 => self.ld_r_r::<7, 1>(),
+            0x7A => self.ld_r_r::<7, 2>(),
+            0x7B => self.ld_r_r::<7, 3>(),
+            0x7C => self.ld_r_r::<7, 4>(),
+            0x7D => self.ld_r_r::<7, 5>(),
+            0x7E => self.ld_r_r::<7, 6>(),
+            0x7F => self.ld_r_r::<7, 7>(),
+            0x80 => self.alu_r::<0, 0>(),
+            0x81 => self.alu_r::<0, 1>(),
+            0x82 => self.alu_r::<0, 2>(),
+            0x83 => self.alu_r::<0, 3>(),
+            0x84 => self.alu_r::<0, 4>(),
+            0x85 => self.alu_r::<0, 5>(),
+            0x86 => self.alu_r::<0, 6>(),
+            0x87 => self.alu_r::<0, 7>(),
+            0x88 => self.alu_r::<1, 0>(),
+            0x89 => self.alu_r::<1, 1>(),
+            0x8A => self.alu_r::<1, 2>(),
+            0x8B => self.alu_r::<1, 3>(),
+            0x8C => self.alu_r::<1, 4>(),
+            0x8D => self.alu_r::<1, 5>(),
+            0x8E => self.alu_r::<1, 6>(),
+            0x8F => self.alu_r::<1, 7>(),
+            0x90 => self.alu_r::<2, 0>(),
+            0x91 => self.alu_r::<2, 1>(),
+            0x92 => self.alu_r::<2, 2>(),
+            0x93 => self.alu_r::<2, 3>(),
+            0x94 => self.alu_r::<2, 4>(),
+            0x95 => self.alu_r::<2, 5>(),
+            0x96 => self.alu_r::<2, 6>(),
+            0x97 => self.alu_r::<2, 7>(),
+            0x98 => self.alu_r::<3, 0>(),
+            0x99 => self.alu_r::<3, 1>(),
+            0x9A => self.alu_r::<3, 2>(),
+            0x9B => self.alu_r::<3, 3>(),
+            0x9C => self.alu_r::<3, 4>(),
+            0x9D => self.alu_r::<3, 5>(),
+            0x9E => self.alu_r::<3, 6>(),
+            0x9F => self.alu_r::<3, 7>(),
+            0xA0 => self.alu_r::<4, 0>(),
+            0xA1 => self.alu_r::<4, 1>(),
+            0xA2 => self.alu_r::<4, 2>(),
+            0xA3 => self.alu_r::<4, 3>(),
+            0xA4 => self.alu_r::<4, 4>(),
+            0xA5 => self.alu_r::<4, 5>(),
+            0xA6 => self.alu_r::<4, 6>(),
+            0xA7 => self.alu_r::<4, 7>(),
+            0xA8 => self.alu_r::<5, 0>(),
+            0xA9 => self.alu_r::<5, 1>(),
+            0xAA => self.alu_r::<5, 2>(),
+            0xAB => self.alu_r::<5, 3>(),
+            0xAC => self.alu_r::<5, 4>(),
+            0xAD => self.alu_r::<5, 5>(),
+            0xAE => self.alu_r::<5, 6>(),
+            0xAF => self.alu_r::<5, 7>(),
+            0xB0 => self.alu_r::<6, 0>(),
+            0xB1 => self.alu_r::<6, 1>(),
+            0xB2 => self.alu_r::<6, 2>(),
+            0xB3 => self.alu_r::<6, 3>(),
+            0xB4 => self.alu_r::<6, 4>(),
+            0xB5 => self.alu_r::<6, 5>(),
+            0xB6 => self.alu_r::<6, 6>(),
+            0xB7 => self.alu_r::<6, 7>(),
+            0xB8 => self.alu_r::<7, 0>(),
+            0xB9 => self.alu_r::<7, 1>(),
+            0xBA => self.alu_r::<7, 2>(),
+            0xBB => self.alu_r::<7, 3>(),
+            0xBC => self.alu_r::<7, 4>(),
+            0xBD => self.alu_r::<7, 5>(),
+            0xBE => self.alu_r::<7, 6>(),
+            0xBF => self.alu_r::<7, 7>(),
+            0xC6 | 0xCE | 0xD6 | 0xDE | 0xE6 | 0xEE | 0xF6 | 0xFE => {
+                self.alu((op >> 3) & 7, v8);
+                self.next(2, 8);
+            }
+            0xC0 | 0xC8 | 0xD0 | 0xD8 => {
+                if self.condition(op) {
+                    self.cycles += 8;
+                    self.pc = self.pop16();
+                    self.cycles += 8;
+                } else {
+                    self.next(1, 8);
+                }
+            }
+            0xC9 => {
+                self.cycles += 4;
+                self.pc = self.pop16();
+                self.cycles += 8;
+            }
+            0xD9 => {
+                self.ime = true;
+                self.ei_delay = 0;
+                self.bail = self.pending() != 0;
+                self.cycles += 4;
+                self.pc = self.pop16();
+                self.cycles += 8;
+            }
+            0xC1 | 0xD1 | 0xE1 | 0xF1 => {
+                let v = self.pop16();
+                match op {
+                    0xC1 => self.set_bc(v),
+                    0xD1 => self.set_de(v),
+                    0xE1 => self.hl = v,
+                    _ => {
+                        self.a = (v >> 8) as u8;
+                        self.f = v as u8 & 0xF0;
+                    }
+                }
+                self.next(1, 8);
+            }
+            0xC5 | 0xD5 | 0xE5 | 0xF5 => {
+                let v = match op {
+                    0xC5 => self.bc(),
+                    0xD5 => self.de(),
+                    0xE5 => self.hl,
+                    _ => ((self.a as u16) << 8) | self.f as u16,
+                };
+                self.cycles += 8;
+                self.push16(v);
+                self.next(1, 4);
+            }
+            0xC2 | 0xCA | 0xD2 | 0xDA => {
+                if self.condition(op) {
+                    self.pc = v16;
+                    self.cycles += 16;
+                } else {
+                    self.next(3, 12);
+                }
+            }
+            0xC3 => {
+                self.pc = v16;
+                self.cycles += 16;
+            }
+            0xE9 => {
+                self.pc = self.hl;
+                self.cycles += 4;
+            }
+            0xC4 | 0xCC | 0xD4 | 0xDC | 0xCD => {
+                self.pc = self.pc.wrapping_add(3);
+                if op == 0xCD || self.condition(op) {
+                    self.cycles += 16;
+                    self.push16(self.pc);
+                    self.pc = v16;
+                    self.cycles += 4;
+                } else {
+                    self.cycles += 12;
+                }
+            }
+            0xC7 | 0xCF | 0xD7 | 0xDF | 0xE7 | 0xEF | 0xF7 | 0xFF => {
+                self.pc = self.pc.wrapping_add(1);
+                self.cycles += 8;
+                self.push16(self.pc);
+                self.pc = (op & 0x38) as u16;
+                self.cycles += 4;
+            }
+            0xE0 => {
+                self.cycles += 4;
+                self.write(0xFF00 | v8 as u16, self.a);
+                self.next(2, 8);
+            }
+            0xF0 => {
+                self.cycles += 4;
+                self.a = self.read(0xFF00 | v8 as u16);
+                self.next(2, 8);
+            }
+            0xE2 => {
+                self.write(0xFF00 | self.c as u16, self.a);
+                self.next(1, 8);
+            }
+            0xF2 => {
+                self.a = self.read(0xFF00 | self.c as u16);
+                self.next(1, 8);
+            }
+            0xEA => {
+                self.cycles += 8;
+                self.write(v16, self.a);
+                self.next(3, 8);
+            }
+            0xFA => {
+                self.cycles += 8;
+                self.a = self.read(v16);
+                self.next(3, 8);
+            }
+            0xE8 => {
+                self.sp = self.sp_plus(v8);
+                self.next(2, 16);
+            }
+            0xF8 => {
+                self.hl = self.sp_plus(v8);
+                self.next(2, 12);
+            }
+            0xF9 => {
+                self.sp = self.hl;
+                self.next(1, 8);
+            }
+            0xF3 => {
+                self.ime = false;
+                self.ei_delay = 0;
+                self.next(1, 4);
+            }
+            0xFB => {
+                if self.ei_delay == 0 {
+                    self.ei_delay = 2;
+                }
+                self.next(1, 4);
+            }
+            _ => {
+                // No instruction (0xDB is PyBoy's breakpoint): PyBoy adds no cycles and never
+                // leaves the frame. Stop here and report it instead.
+                self.stall = Some(Stall::UnusedOpcode {
+                    opcode: op,
+                    pc: self.pc,
+                });
+                self.bail = true;
+            }
+        }
+    }
+
+    /// LD r, r' (0x40-0x7F but HALT): the source or destination 6 is (HL).
+    #[inline(always)]
+    fn ld_r_r<const D: u8, const S: u8>(&mut self) {
+        if S == 6 {
+            if D == 7 {
+                self.mao = 4; // PyBoy's LD A,(HL) accesses at offset 4, the others at 0
+            }
+            let v = self.read(self.hl);
+            self.mao = 0;
+            self.set_reg(D, v);
+            self.next(1, 8);
+        } else if D == 6 {
+            self.write(self.hl, self.reg(S));
+            self.next(1, 8);
+        } else {
+            self.set_reg(D, self.reg(S));
+            self.next(1, 4);
+        }
+    }
+
+    /// The register ALU block (0x80-0xBF).
+    #[inline(always)]
+    fn alu_r<const OP: u8, const S: u8>(&mut self) {
+        if S == 6 {
+            let v = self.read(self.hl);
+            self.alu(OP, v);
+            self.next(1, 8);
+        } else {
+            self.alu(OP, self.reg(S));
+            self.next(1, 4);
+        }
+    }
+
+    fn execute_cb(&mut self, op: u8) {
+        match op {
+            0x00 => self.cb::<0x00>(),
+            0x01 => self.cb::<0x01>(),
+            0x02 => self.cb::<0x02>(),
+            0x03 => self.cb::<0x03>(),
+            0x04 => self.cb::<0x04>(),
+            0x05 => self.cb::<0x05>(),
+            0x06 => self.cb::<0x06>(),
+            0x07 => self.cb::<0x07>(),
+            0x08 => self.cb::<0x08>(),
+            0x09 => self.cb::<0x09>(),
+            0x0A => self.cb::<0x0A>(),
+            0x0B => self.cb::<0x0B>(),
+            0x0C => self.cb::<0x0C>(),
+            0x0D => self.cb::<0x0D>(),
+            0x0E => self.cb::<0x0E>(),
+            0x0F => self.cb::<0x0F>(),
+            0x10 => self.cb::<0x10>(),
+            0x11 => self.cb::<0x11>(),
+            0x12 => self.cb::<0x12>(),
+            0x13 => self.cb::<0x13>(),
+            0x14 => self.cb::<0x14>(),
+            0x15 => self.cb::<0x15>(),
+            0x16 => self.cb::<0x16>(),
+            0x17 => self.cb::<0x17>(),
+            0x18 => self.cb::<0x18>(),
+            0x19 => self.cb::<0x19>(),
+            0x1A => self.cb::<0x1A>(),
+            0x1B => self.cb::<0x1B>(),
+            0x1C => self.cb::<0x1C>(),
+            0x1D => self.cb::<0x1D>(),
+            0x1E => self.cb::<0x1E>(),
+            0x1F => self.cb::<0x1F>(),
+            0x20 => self.cb::<0x20>(),
+            0x21 => self.cb::<0x21>(),
+            0x22 => self.cb::<0x22>(),
+            0x23 => self.cb::<0x23>(),
+            0x24 => self.cb::<0x24>(),
+            0x25 => self.cb::<0x25>(),
+            0x26 => self.cb::<0x26>(),
+            0x27 => self.cb::<0x27>(),
+            0x28 => self.cb::<0x28>(),
+            0x29 => self.cb::<0x29>(),
+            0x2A => self.cb::<0x2A>(),
+            0x2B => self.cb::<0x2B>(),
+            0x2C => self.cb::<0x2C>(),
+            0x2D => self.cb::<0x2D>(),
+            0x2E => self.cb::<0x2E>(),
+            0x2F => self.cb::<0x2F>(),
+            0x30 => self.cb::<0x30>(),
+            0x31 => self.cb::<0x31>(),
+            0x32 => self.cb::<0x32>(),
+            0x33 => self.cb::<0x33>(),
+            0x34 => self.cb::<0x34>(),
+            0x35 => self.cb::<0x35>(),
+            0x36 => self.cb::<0x36>(),
+            0x37 => self.cb::<0x37>(),
+            0x38 => self.cb::<0x38>(),
+            0x39 => self.cb::<0x39>(),
+            0x3A => self.cb::<0x3A>(),
+            0x3B => self.cb::<0x3B>(),
+            0x3C => self.cb::<0x3C>(),
+            0x3D => self.cb::<0x3D>(),
+            0x3E => self.cb::<0x3E>(),
+            0x3F => self.cb::<0x3F>(),
+            0x40 => self.cb::<0x40>(),
+            0x41 => self.cb::<0x41>(),
+            0x42 => self.cb::<0x42>(),
+            0x43 => self.cb::<0x43>(),
+            0x44 => self.cb::<0x44>(),
+            0x45 => self.cb::<0x45>(),
+            0x46 => self.cb::<0x46>(),
+            0x47 => self.cb::<0x47>(),
+            0x48 => self.cb::<0x48>(),
+            0x49 => self.cb::<0x49>(),
+            0x4A => self.cb::<0x4A>(),
+            0x4B => self.cb::<0x4B>(),
+            0x4C => self.cb::<0x4C>(),
+            0x4D => self.cb::<0x4D>(),
+            0x4E => self.cb::<0x4E>(),
+            0x4F => self.cb::<0x4F>(),
+            0x50 => self.cb::<0x50>(),
+            0x51 => self.cb::<0x51>(),
+            0x52 => self.cb::<0x52>(),
+            0x53 => self.cb::<0x53>(),
+            0x54 => self.cb::<0x54>(),
+            0x55 => self.cb::<0x55>(),
+            0x56 => self.cb::<0x56>(),
+            0x57 => self.cb::<0x57>(),
+            0x58 => self.cb::<0x58>(),
+            0x59 => self.cb::<0x59>(),
+            0x5A => self.cb::<0x5A>(),
+            0x5B => self.cb::<0x5B>(),
+            0x5C => self.cb::<0x5C>(),
+            0x5D => self.cb::<0x5D>(),
+            0x5E => self.cb::<0x5E>(),
+            0x5F => self.cb::<0x5F>(),
+            0x60 => self.cb::<0x60>(),
+            0x61 => self.cb::<0x61>(),
+            0x62 => self.cb::<0x62>(),
+            0x63 => self.cb::<0x63>(),
+            0x64 => self.cb::<0x64>(),
+            0x65 => self.cb::<0x65>(),
+            0x66 => self.cb::<0x66>(),
+            0x67 => self.cb::<0x67>(),
+            0x68 => self.cb::<0x68>(),
+            0x69 => self.cb::<0x69>(),
+            0x6A => self.cb::<0x6A>(),
+            0x6B => self.cb::<0x6B>(),
+            0x6C => self.cb::<0x6C>(),
+            0x6D => self.cb::<0x6D>(),
+            0x6E => self.cb::<0x6E>(),
+            0x6F => self.cb::<0x6F>(),
+            0x70 => self.cb::<0x70>(),
+            0x71 => self.cb::<0x71>(),
+            0x72 => self.cb::<0x72>(),
+            0x73 => self.cb::<0x73>(),
+            0x74 => self.cb::<0x74>(),
+            0x75 => self.cb::<0x75>(),
+            0x76 => self.cb::<0x76>(),
+            0x77 => self.cb::<0x77>(),
+            0x78 => self.cb::<0x78>(),
+            0x79 => self.cb::<0x79>(),
+            0x7A => self.cb::<0x7A>(),
+            0x7B => self.cb::<0x7B>(),
+            0x7C => self.cb::<0x7C>(),
+            0x7D => self.cb::<0x7D>(),
+            0x7E => self.cb::<0x7E>(),
+            0x7F => self.cb::<0x7F>(),
+            0x80 => self.cb::<0x80>(),
+            0x81 => self.cb::<0x81>(),
+            0x82 => self.cb::<0x82>(),
+            0x83 => self.cb::<0x83>(),
+            0x84 => self.cb::<0x84>(),
+            0x85 => self.cb::<0x85>(),
+            0x86 => self.cb::<0x86>(),
+            0x87 => self.cb::<0x87>(),
+            0x88 => self.cb::<0x88>(),
+            0x89 => self.cb::<0x89>(),
+            0x8A => self.cb::<0x8A>(),
+            0x8B => self.cb::<0x8B>(),
+            0x8C => self.cb::<0x8C>(),
+            0x8D => self.cb::<0x8D>(),
+            0x8E => self.cb::<0x8E>(),
+            0x8F => self.cb::<0x8F>(),
+            0x90 => self.cb::<0x90>(),
+            0x91 => self.cb::<0x91>(),
+            0x92 => self.cb::<0x92>(),
+            0x93 => self.cb::<0x93>(),
+            0x94 => self.cb::<0x94>(),
+            0x95 => self.cb::<0x95>(),
+            0x96 => self.cb::<0x96>(),
+            0x97 => self.cb::<0x97>(),
+            0x98 => self.cb::<0x98>(),
+            0x99 => self.cb::<0x99>(),
+            0x9A => self.cb::<0x9A>(),
+            0x9B => self.cb::<0x9B>(),
+            0x9C => self.cb::<0x9C>(),
+            0x9D => self.cb::<0x9D>(),
+            0x9E => self.cb::<0x9E>(),
+            0x9F => self.cb::<0x9F>(),
+            0xA0 => self.cb::<0xA0>(),
+            0xA1 => self.cb::<0xA1>(),
+            0xA2 => self.cb::<0xA2>(),
+            0xA3 => self.cb::<0xA3>(),
+            0xA4 => self.cb::<0xA4>(),
+            0xA5 => self.cb::<0xA5>(),
+            0xA6 => self.cb::<0xA6>(),
+            0xA7 => self.cb::<0xA7>(),
+            0xA8 => self.cb::<0xA8>(),
+            0xA9 => self.cb::<0xA9>(),
+            0xAA => self.cb::<0xAA>(),
+            0xAB => self.cb::<0xAB>(),
+            0xAC => self.cb::<0xAC>(),
+            0xAD => self.cb::<0xAD>(),
+            0xAE => self.cb::<0xAE>(),
+            0xAF => self.cb::<0xAF>(),
+            0xB0 => self.cb::<0xB0>(),
+            0xB1 => self.cb::<0xB1>(),
+            0xB2 => self.cb::<0xB2>(),
+            0xB3 => self.cb::<0xB3>(),
+            0xB4 => self.cb::<0xB4>(),
+            0xB5 => self.cb::<0xB5>(),
+            0xB6 => self.cb::<0xB6>(),
+            0xB7 => self.cb::<0xB7>(),
+            0xB8 => self.cb::<0xB8>(),
+            0xB9 => self.cb::<0xB9>(),
+            0xBA => self.cb::<0xBA>(),
+            0xBB => self.cb::<0xBB>(),
+            0xBC => self.cb::<0xBC>(),
+            0xBD => self.cb::<0xBD>(),
+            0xBE => self.cb::<0xBE>(),
+            0xBF => self.cb::<0xBF>(),
+            0xC0 => self.cb::<0xC0>(),
+            0xC1 => self.cb::<0xC1>(),
+            0xC2 => self.cb::<0xC2>(),
+            0xC3 => self.cb::<0xC3>(),
+            0xC4 => self.cb::<0xC4>(),
+            0xC5 => self.cb::<0xC5>(),
+            0xC6 => self.cb::<0xC6>(),
+            0xC7 => self.cb::<0xC7>(),
+            0xC8 => self.cb::<0xC8>(),
+            0xC9 => self.cb::<0xC9>(),
+            0xCA => self.cb::<0xCA>(),
+            0xCB => self.cb::<0xCB>(),
+            0xCC => self.cb::<0xCC>(),
+            0xCD => self.cb::<0xCD>(),
+            0xCE => self.cb::<0xCE>(),
+            0xCF => self.cb::<0xCF>(),
+            0xD0 => self.cb::<0xD0>(),
+            0xD1 => self.cb::<0xD1>(),
+            0xD2 => self.cb::<0xD2>(),
+            0xD3 => self.cb::<0xD3>(),
+            0xD4 => self.cb::<0xD4>(),
+            0xD5 => self.cb::<0xD5>(),
+            0xD6 => self.cb::<0xD6>(),
+            0xD7 => self.cb::<0xD7>(),
+            0xD8 => self.cb::<0xD8>(),
+            0xD9 => self.cb::<0xD9>(),
+            0xDA => self.cb::<0xDA>(),
+            0xDB => self.cb::<0xDB>(),
+            0xDC => self.cb::<0xDC>(),
+            0xDD => self.cb::<0xDD>(),
+            0xDE => self.cb::<0xDE>(),
+            0xDF => self.cb::<0xDF>(),
+            0xE0 => self.cb::<0xE0>(),
+            0xE1 => self.cb::<0xE1>(),
+            0xE2 => self.cb::<0xE2>(),
+            0xE3 => self.cb::<0xE3>(),
+            0xE4 => self.cb::<0xE4>(),
+            0xE5 => self.cb::<0xE5>(),
+            0xE6 => self.cb::<0xE6>(),
+            0xE7 => self.cb::<0xE7>(),
+            0xE8 => self.cb::<0xE8>(),
+            0xE9 => self.cb::<0xE9>(),
+            0xEA => self.cb::<0xEA>(),
+            0xEB => self.cb::<0xEB>(),
+            0xEC => self.cb::<0xEC>(),
+            0xED => self.cb::<0xED>(),
+            0xEE => self.cb::<0xEE>(),
+            0xEF => self.cb::<0xEF>(),
+            0xF0 => self.cb::<0xF0>(),
+            0xF1 => self.cb::<0xF1>(),
+            0xF2 => self.cb::<0xF2>(),
+            0xF3 => self.cb::<0xF3>(),
+            0xF4 => self.cb::<0xF4>(),
+            0xF5 => self.cb::<0xF5>(),
+            0xF6 => self.cb::<0xF6>(),
+            0xF7 => self.cb::<0xF7>(),
+            0xF8 => self.cb::<0xF8>(),
+            0xF9 => self.cb::<0xF9>(),
+            0xFA => self.cb::<0xFA>(),
+            0xFB => self.cb::<0xFB>(),
+            0xFC => self.cb::<0xFC>(),
+            0xFD => self.cb::<0xFD>(),
+            0xFE => self.cb::<0xFE>(),
+            0xFF => self.cb::<0xFF>(),
+        }
+    }
+
+    #[inline(always)]
+    fn cb<const OP: u8>(&mut self) {
+        let op = OP;
+        let r = op & 7;
+        let group = op >> 6;
+        let n = (op >> 3) & 7;
+        if r == 6 {
+            self.cycles += 4;
+            let v = self.read(self.hl);
+            if group == 1 {
+                self.f = (self.f & FLAG_C) | FLAG_H | (((v & (1 << n)) == 0) as u8) << 7;
+                self.next(2, 8);
+                return;
+            }
+            let t = match group {
+                0 => self.cb_shift(n, v),
+                2 => v & !(1 << n),
+                _ => v | (1 << n),
+            };
+            self.cycles += 4;
+            self.write(self.hl, t);
+            self.next(2, 8);
+        } else {
+            let v = self.reg(r);
+            match group {
+                0 => {
+                    let t = self.cb_shift(n, v);
+                    self.set_reg(r, t);
+                }
+                1 => {
+                    self.f = (self.f & FLAG_C) | FLAG_H | (((v & (1 << n)) == 0) as u8) << 7;
+                }
+                2 => self.set_reg(r, v & !(1 << n)),
+                _ => self.set_reg(r, v | (1 << n)),
+            }
+            self.next(2, 8);
+        }
+    }
+}
