@@ -72,7 +72,7 @@ MIN_PER_SIDE = 5  # a summary seen in fewer episodes on a side is not tested
 # Path components of derive_seed/derive_key: this layer's streams are disjoint from L3's
 # (which uses (seed, i) and (seed, i, 1)).
 _TAG = 7_001
-REFERENCE_SIDE, TRANSLATION_SIDE = 0, 1
+REFERENCE_SIDE, TRANSLATION_SIDE, MODEL_SIDE = 0, 1, 2
 POLICY_INDEX = {"random": 0, "scripted": 1, "trained": 2}
 
 
@@ -270,11 +270,60 @@ def find_columns(spec: EnvSpec, settings: Settings, seed: int) -> Columns:
 
 @dataclass
 class Sample:
-    """One side's episodes under one policy: per-episode summaries and causes."""
+    """One side's episodes under one policy: per episode, its rows (one per step: the
+    columns of :class:`Columns`, then the action's elements), its reset observation and how it
+    ended; ``summaries`` once :func:`summarise_all` ran."""
 
-    summaries: list[dict[str, float]] = field(default_factory=list)
+    rows: list[np.ndarray] = field(default_factory=list)
+    initial: list[np.ndarray] = field(default_factory=list)
     causes: list[str] = field(default_factory=list)
     steps: int = 0
+    summaries: list[dict[str, float]] = field(default_factory=list)
+
+    def extend(self, other: Sample) -> None:
+        self.rows += other.rows
+        self.initial += other.initial
+        self.causes += other.causes
+        self.steps += other.steps
+
+
+@dataclass
+class Model:
+    """A linear one-step model fitted on reference episodes apart from both test samples:
+    the next columns from ``[1, columns, action, action**2]``, the reward from those and the
+    next columns too. Its residuals' per-episode means are summaries (a reward or a force
+    off by a few percent moves them by far more than they vary between episodes), and the
+    reset observations' mean and spread standardise each episode's reset distance."""
+
+    dynamics: np.ndarray
+    reward: np.ndarray
+    initial_mean: np.ndarray
+    initial_sd: np.ndarray
+
+
+def _regressors(rows: np.ndarray, ncols: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dynamics inputs, reward inputs, next columns) of an episode's step pairs."""
+    s, a = rows[:, :ncols - 1], rows[:, ncols:]
+    prev, nxt, act = s[:-1], s[1:], a[1:]
+    ones = np.ones((len(prev), 1))
+    dyn = np.concatenate([ones, prev, act, act ** 2], axis=1)
+    rew = np.concatenate([dyn, nxt], axis=1)
+    return dyn, rew, nxt
+
+
+def fit_model(sample: Sample, ncols: int) -> Model | None:
+    pairs = [_regressors(r, ncols) for r in sample.rows if len(r) >= 3]
+    if not pairs:
+        return None
+    dyn = np.concatenate([p[0] for p in pairs])
+    rew = np.concatenate([p[1] for p in pairs])
+    nxt = np.concatenate([p[2] for p in pairs])
+    reward = np.concatenate([r[1:, ncols - 1] for r in sample.rows if len(r) >= 3])
+    init = np.stack(sample.initial)
+    sd = init.std(axis=0)
+    return Model(np.linalg.lstsq(dyn, nxt, rcond=None)[0],
+                 np.linalg.lstsq(rew, reward, rcond=None)[0], init.mean(axis=0),
+                 np.where(sd > 0, sd, 1.0))
 
 
 def windows(horizon: int, count: int) -> list[tuple[int, int]]:
@@ -282,11 +331,15 @@ def windows(horizon: int, count: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in itertools.pairwise(edges) if b > a]
 
 
-def summarise(rows: np.ndarray, names: list[str], horizon: int, count: int
+def summarise(rows: np.ndarray, names: list[str], horizon: int, count: int,
+              model: Model | None = None, initial: np.ndarray | None = None
               ) -> dict[str, float]:
     """One episode's summaries: per window (and over the whole episode) the mean and standard
     deviation of every column and of its one-step change, plus return, length and reward per
-    step. A window the episode spends fewer than 3 steps in is absent (NaN)."""
+    step; with a ``model``, the mean residual of each column's and the reward's one-step
+    prediction and the reset observation's standardised distance from the reset mean. A window
+    the episode spends fewer than 3 steps in is absent (NaN). ``rows`` may carry the action's
+    elements after the named columns."""
     out: dict[str, float] = {}
     n = len(rows)
     spans = [(0, horizon, "all")] + [(a, b, f"t{a}-{b}") for a, b in windows(horizon, count)] \
@@ -304,11 +357,33 @@ def summarise(rows: np.ndarray, names: list[str], horizon: int, count: int
                 out.update((k, float(v)) for k, v in zip(keys, values, strict=True))
             else:
                 out.update((k, math.nan) for k in keys)
-    reward = rows[:, -1] if n else np.zeros(0)
+    ncols = len(names)
+    reward = rows[:, ncols - 1] if n else np.zeros(0)
     out["return"] = float(np.sum(reward))
     out["length"] = float(n)
     out["reward per step"] = float(np.mean(reward)) if n else math.nan
+    if model is not None:
+        if n >= 3:
+            dyn, rew, nxt = _regressors(rows, ncols)
+            res = (nxt - dyn @ model.dynamics).mean(axis=0)
+            for j, name in enumerate(names[:-1]):
+                out[f"{RESIDUAL} {name}"] = float(res[j])
+            out[f"{RESIDUAL} reward"] = float(np.mean(reward[1:] - rew @ model.reward))
+        else:
+            out.update((f"{RESIDUAL} {name}", math.nan) for name in names)
+        if initial is not None:
+            z = (initial - model.initial_mean) / model.initial_sd
+            out["reset distance"] = float(np.sqrt(np.mean(z ** 2)))
     return out
+
+
+RESIDUAL = "model residual"
+
+
+def summarise_all(sample: Sample, names: list[str], horizon: int, count: int,
+                  model: Model | None) -> None:
+    sample.summaries = [summarise(r, names, horizon, count, model, i)
+                        for r, i in zip(sample.rows, sample.initial, strict=True)]
 
 
 def _cause(terminated: bool, truncated: bool, state: RefState, settings: Settings) -> str:
@@ -328,18 +403,20 @@ def reference_episodes(spec: EnvSpec, settings: Settings, cols: Columns, policy:
     for i, rng in zip(indices, episode_rngs(seed, side, kind, indices), strict=True):
         policy.start([rng])
         obs = np.asarray(ref.reset(derive_seed(seed, _TAG, side, i)), np.float64)
+        out.initial.append(obs.ravel())
         rows = []
         terminated = truncated = False
         state = ref.get_state()
         for _ in range(horizon):
-            obs_t, reward, terminated, truncated, _ = ref.step(policy.act(obs.reshape(1, -1))[0])
+            action = policy.act(obs.reshape(1, -1))[0]
+            obs_t, reward, terminated, truncated, _ = ref.step(action)
             obs = np.asarray(obs_t, np.float64)
             state = ref.get_state()
-            rows.append(np.concatenate([obs.ravel(), state_vector(state, cols), [reward]]))
+            rows.append(np.concatenate([obs.ravel(), state_vector(state, cols), [reward],
+                                        np.asarray(action, np.float64).ravel()]))
             if terminated or truncated:
                 break
-        arr = np.asarray(rows, np.float64).reshape(len(rows), len(cols.names))
-        out.summaries.append(summarise(arr, cols.names, horizon, settings.windows))
+        out.rows.append(np.asarray(rows, np.float64).reshape(len(rows), -1))
         out.causes.append(_cause(bool(terminated), bool(truncated), state, settings))
         out.steps += len(rows)
     return out
@@ -395,7 +472,7 @@ def _batched_reset(env: Environment) -> Callable:
 
 def translation_sample(env: Environment, spec: EnvSpec, settings: Settings, cols: Columns,
                        policy: BatchPolicy, kind: str, seed: int, episodes: int, horizon: int,
-                       env_params: Any = None) -> Sample:
+                       ) -> Sample:
     """All ``episodes`` of the translation's side under one policy, as one batch: one jitted,
     vmapped step per time step until every episode has ended."""
     bridge = spec.make_bridge()
@@ -405,11 +482,13 @@ def translation_sample(env: Environment, spec: EnvSpec, settings: Settings, cols
     state, obs = _batched_reset(env)(reset_keys)
     policy.start(episode_rngs(seed, TRANSLATION_SIDE, kind, range(episodes)))
     space = env.action_space()
-    rows = np.zeros((episodes, horizon, len(cols.names)))
+    adim = int(np.prod(space.shape, dtype=int))
+    rows = np.zeros((episodes, horizon, len(cols.names) + adim))
     length = np.zeros(episodes, int)
     alive = np.ones(episodes, bool)
     causes = [""] * episodes
     obs_np = np.asarray(obs, np.float64).reshape(episodes, -1)
+    initial = list(obs_np.copy())
     step = _batched_step(env)
     for t in range(horizon):
         action = policy.act(obs_np).astype(space.dtype).reshape(episodes, *space.shape)
@@ -420,7 +499,8 @@ def translation_sample(env: Environment, spec: EnvSpec, settings: Settings, cols
         extra = (np.stack([np.asarray(ref_state[k], np.float64).reshape(episodes, -1)[:, i]
                            for k, i in cols.state], axis=1) if cols.state
                  else np.zeros((episodes, 0)))
-        rows[alive, t] = np.concatenate([obs_np, extra, np.asarray(reward, np.float64)[:, None]],
+        rows[alive, t] = np.concatenate([obs_np, extra, np.asarray(reward, np.float64)[:, None],
+                                         action.reshape(episodes, -1).astype(np.float64)],
                                         axis=1)[alive]
         length[alive] += 1
         ended = alive & (term | trunc)
@@ -430,12 +510,8 @@ def translation_sample(env: Environment, spec: EnvSpec, settings: Settings, cols
         alive &= ~ended
         if not alive.any():
             break
-    out = Sample(steps=int(length.sum()))
-    for i in range(episodes):
-        out.summaries.append(summarise(rows[i, :length[i]], cols.names, horizon,
-                                       settings.windows))
-        out.causes.append(causes[i] or "horizon")
-    return out
+    return Sample(rows=[rows[i, :length[i]] for i in range(episodes)], initial=initial,
+                  causes=[c or "horizon" for c in causes], steps=int(length.sum()))
 
 
 # ------------------------------------------------------------------------------ the tests
@@ -515,7 +591,10 @@ def feature_tests(policy: str, ref: Sample, ours: Sample) -> list[Test]:
                                       reference_mean=float(np.mean(a)),
                                       translation_mean=float(np.mean(b)), d=d,
                                       ks=float(ks.statistic))
-        out.append(Test(test="KS", p=float(ks.pvalue), **common))
+        if not name.startswith(RESIDUAL):
+            # A residual's spread is the implementation's rounding (float32 against float64):
+            # only its mean is a property of the environment.
+            out.append(Test(test="KS", p=float(ks.pvalue), **common))
         tp = float(t.pvalue)
         if not np.isfinite(tp):  # both sides constant, different values
             tp = 0.0 if np.mean(a) != np.mean(b) else 1.0
@@ -604,6 +683,11 @@ def compare_samples(samples: Mapping[str, tuple[Sample, Sample]], alpha: float,
     return family, energy
 
 
+def model_episodes(n: int) -> int:
+    """Reference episodes the one-step model is fitted on (apart from both samples)."""
+    return max(8, n // 5)
+
+
 def check_rollout_distribution(spec: EnvSpec, episodes: int | None = None, seed: int = 0,
                                progress: Callable[[int, int], None] | None = None,
                                env: Environment | None = None, *,
@@ -645,11 +729,9 @@ def check_rollout_distribution(spec: EnvSpec, episodes: int | None = None, seed:
                                  horizon)
         with contextlib.closing(parts):
             for part in parts:
-                ref.summaries += part.summaries
-                ref.causes += part.causes
-                ref.steps += part.steps
+                ref.extend(part)
                 if progress:
-                    progress(result.counts["episodes"] + len(ref.summaries), total)
+                    progress(result.counts["episodes"] + len(ref.rows), total)
         result.counts["episodes"] += n
         policy = make_batch_policy(kind, spec, policy_run)
         if reference is None:
@@ -658,7 +740,14 @@ def check_rollout_distribution(spec: EnvSpec, episodes: int | None = None, seed:
             ours = reference_episodes(spec, settings, cols, policy, kind, seed, list(range(n)),
                                       horizon, reference(), side=TRANSLATION_SIDE)
         result.counts["episodes"] += n
-        result.counts["steps"] += ref.steps + ours.steps
+        # The one-step model, from reference episodes of neither sample (its own seeds).
+        held_out = reference_episodes(spec, settings, cols, policy, kind, seed,
+                                      list(range(model_episodes(n))), horizon,
+                                      side=MODEL_SIDE)
+        model = fit_model(held_out, len(cols.names))
+        for sample in (ref, ours):
+            summarise_all(sample, cols.names, horizon, settings.windows, model)
+        result.counts["steps"] += ref.steps + ours.steps + held_out.steps
         samples[kind] = (ref, ours)
         if progress:
             progress(result.counts["episodes"], total)

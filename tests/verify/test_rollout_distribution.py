@@ -126,3 +126,17 @@ def test_a_policy_from_another_environment_is_refused(tmp_path: Path, capsys):
     assert main(["verify", "cartpole", "--layer", LAYER, "--policy-run", str(run)]) == 2
     err = capsys.readouterr().err
     assert "trained on 'pong'" in err and "cartpole" in err
+
+
+def test_a_trained_policy_drives_both_sides(tmp_path: Path):
+    from envport.train import train
+
+    run = tmp_path / "cartpole-run"
+    # The tiny config of tests/train (compiled once per session when both run).
+    train("cartpole", "jax", steps=4 * 8 * 4, seed=3, out=run, progress=False, chunk_updates=2,
+          config_overrides={"num_steps": 8, "num_minibatches": 2, "update_epochs": 2})
+    r = check_rollout_distribution(CARTPOLE, episodes=20, policy_run=str(run))
+    assert r.counts["episodes"] == 3 * 2 * 20  # random, scripted and trained, both sides
+    trained = [t for t in r.data["tests"] if t["policy"] == "trained"]
+    assert any(t["feature"] == "return" for t in trained)
+    assert r.passed, [f.message for f in r.failures]
