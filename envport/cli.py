@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from envport.cli_args import alpha as alpha_level
 from envport.cli_args import check_output, parse_options, positive_int, seed_int
 from envport.core.registry import UnknownEnvironmentError, list_envs, spec
 from envport.verify.report import LAYER_TITLES, LAYERS, Report
@@ -51,7 +52,10 @@ def run_verify(args: argparse.Namespace) -> Report:
     with session(getattr(args, "ray", None)), layer_progress() as update:
         report = verify(args.env, layers, episodes=args.episodes, states=args.states,
                         examples=args.examples, seed=args.seed, progress=update,
-                        options=parse_options(args.option), modes=args.modes)
+                        options=parse_options(args.option), modes=args.modes,
+                        horizon_episodes=getattr(args, "horizon_episodes", None),
+                        policy_run=getattr(args, "policy_run", None),
+                        horizon_alpha=getattr(args, "horizon_alpha", None))
     layer_flags = [f"--layer {layer}" for layer in (args.layer or [])]
     report.command = " ".join(["envport", "verify", args.env, *layer_flags, *(
         f"-o {o}" for o in (args.option or []))]) + f" --seed {args.seed}"
@@ -329,6 +333,15 @@ def parser() -> argparse.ArgumentParser:
     verify_options(v)
     v.add_argument("--layer", action="append", choices=LAYERS,
                    help="run only this layer (repeatable)")
+    v.add_argument("--horizon-episodes", type=positive_int, metavar="N",
+                   help="rollout distribution: full episodes per side and policy (default: the "
+                        "environment's; fewer than it needs for its target effect warns with "
+                        "the effect detectable at N)")
+    v.add_argument("--policy-run", metavar="DIR",
+                   help="rollout distribution: also drive the episodes with the trained policy "
+                        "of this `envport train` run folder (of the same environment)")
+    v.add_argument("--horizon-alpha", type=alpha_level, metavar="ALPHA",
+                   help="rollout distribution: family-wise significance level (default 0.01)")
     v.add_argument("--json", help="write the report as JSON")
     v.add_argument("--prompt", help="write the failures as a repair prompt (markdown)")
     v.add_argument("--ray", metavar="ADDRESS",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 # The layers ``envport verify`` runs, lowest first.
-LAYERS: tuple[str, ...] = ("property", "interaction", "rollout", "distribution")
+LAYERS: tuple[str, ...] = ("property", "interaction", "rollout", "distribution",
+                           "rollout_distribution")
 # L4 (policy transfer) is run by ``envport transfer``, above every verify layer.
 TRANSFER = "transfer"
 HIERARCHY: tuple[str, ...] = (*LAYERS, TRANSFER)
@@ -12,5 +13,6 @@ LAYER_TITLES: dict[str, str] = {
     "interaction": "L2 interaction",
     "rollout": "L3 rollout",
     "distribution": "distribution",
+    "rollout_distribution": "rollout distribution",
     TRANSFER: "L4 transfer",
 }

@@ -67,9 +67,12 @@ class LayerResult:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     complete: bool = True  # False when interrupted part-way
+    # Said loudly but not a failure (e.g. too few episodes for the requested power).
+    warnings: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)  # a layer's details for --json
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "passed": self.passed,
             **self.counts,
             "failures": [f.to_json() for f in self.failures],
@@ -77,6 +80,11 @@ class LayerResult:
             "notes": self.notes,
             "complete": self.complete,
         }
+        if self.warnings:
+            out["warnings"] = self.warnings
+        if self.data:
+            out["data"] = _plain(self.data)
+        return out
 
 
 @dataclass
@@ -147,6 +155,10 @@ class Report:
             for r in mode.layers.values():
                 for note in r.notes if mode is self else []:
                     console.print(f"[dim]{LAYER_TITLES.get(r.name, r.name)}: {escape(note)}")
+                for warning in r.warnings:
+                    where = f" ({mode.env})" if mode is not self else ""
+                    console.print(f"[yellow]warning: {LAYER_TITLES.get(r.name, r.name)}{where}: "
+                                  f"{escape(warning)}")
                 for f in r.failures[:3]:
                     if mode is not self:
                         console.print(f"[red]in mode {escape(mode.env)}:[/]")

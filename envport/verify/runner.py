@@ -15,6 +15,7 @@ from envport.verify.layers import LAYERS
 from envport.verify.properties import check_properties
 from envport.verify.report import LayerResult, Report
 from envport.verify.rollout import check_rollout
+from envport.verify.rollout_distribution import check_policy_run, check_rollout_distribution
 
 Progress = Callable[[str, int, int], None]
 MODES = ("default", "all")
@@ -39,7 +40,9 @@ def short_sizes(sizes: dict[str, int]) -> dict[str, int]:
 def verify(name: str | EnvSpec, layers: tuple[str, ...] = LAYERS, *, episodes: int = 20,
            states: int = 300, examples: int = 20, samples: int = 2000, seed: int = 0,
            env: Environment | None = None, progress: Progress | None = None,
-           options: dict[str, Any] | None = None, modes: str = "default") -> Report:
+           options: dict[str, Any] | None = None, modes: str = "default",
+           horizon_episodes: int | None = None, policy_run: str | None = None,
+           horizon_alpha: float | None = None) -> Report:
     """Verify the translation of ``name`` (or ``env``, a variant of it) against its reference.
 
     ``name`` may also be an unregistered ``EnvSpec`` (a translation in progress). ``options``
@@ -47,6 +50,10 @@ def verify(name: str | EnvSpec, layers: tuple[str, ...] = LAYERS, *, episodes: i
     every other mode the environment declares (``EnvSpec.modes``) with shorter runs
     (:data:`SHORT_RUN`), each in ``Report.modes``. Bad arguments raise ValueError before any
     work. Ctrl-C stops the run and returns what was verified so far, marked ``interrupted``.
+    ``horizon_episodes`` (default: the environment's ``ROLLOUT_DISTRIBUTION`` N),
+    ``policy_run`` (a training run of this environment whose policy also drives the episodes)
+    and ``horizon_alpha`` set the rollout-distribution layer; it runs with the same N in every
+    mode (its power is its N).
     """
     spec = name if isinstance(name, EnvSpec) else get_spec(name)
     spec = spec.with_options(**(options or {}))
@@ -58,23 +65,34 @@ def verify(name: str | EnvSpec, layers: tuple[str, ...] = LAYERS, *, episodes: i
     check_seed(seed, "--seed")
     sizes = {"episodes": episodes, "states": states, "examples": examples, "samples": samples}
     check_sizes(**sizes)
+    rd: dict[str, Any] = {"episodes": horizon_episodes, "policy_run": policy_run,
+                          "alpha": horizon_alpha}
+    if horizon_episodes is not None and (isinstance(horizon_episodes, bool) or not isinstance(
+            horizon_episodes, int) or horizon_episodes < 2):
+        raise ValueError(f"--horizon-episodes must be an integer >= 2, got {horizon_episodes!r}")
+    if horizon_alpha is not None and not 0 < horizon_alpha < 0.5:
+        raise ValueError(f"--horizon-alpha must be between 0 and 0.5, got {horizon_alpha!r}")
+    if policy_run is not None and "rollout_distribution" in layers:
+        check_policy_run(spec, policy_run)
     others = ([spec.with_options(**m) for m in spec.declared_modes()[1:]]
               if modes == "all" and not options and env is None else [])
-    report = _verify_mode(spec, layers, sizes, seed, env, progress)
+    report = _verify_mode(spec, layers, sizes, seed, env, progress, rd)
     for other in others:
         if report.interrupted:
             break
-        sub = _verify_mode(other, layers, short_sizes(sizes), seed, None, progress)
+        sub = _verify_mode(other, layers, short_sizes(sizes), seed, None, progress, rd)
         report.modes[other.mode_name] = sub
         report.interrupted = sub.interrupted
     return report
 
 
 def _verify_mode(spec: EnvSpec, layers: tuple[str, ...], sizes: dict[str, int], seed: int,
-                 env: Environment | None, progress: Progress | None) -> Report:
+                 env: Environment | None, progress: Progress | None,
+                 rd: dict[str, Any] | None = None) -> Report:
     report = Report(env=spec.mode_name, tolerance_note=spec.verification.tolerance_note,
                     sizes=dict(sizes))
     label = "" if not spec.mode else f" {spec.mode_name}"
+    rd = rd or {}
 
     def tick(layer: str) -> Callable[[int, int], None] | None:
         return (lambda done, total: progress(layer + label, done, total)) if progress else None
@@ -90,6 +108,10 @@ def _verify_mode(spec: EnvSpec, layers: tuple[str, ...], sizes: dict[str, int], 
         "rollout": lambda: check_rollout(spec, sizes["episodes"], seed, tick("rollout"), env,
                                          on_partial=keep_partial),
         "distribution": lambda: check_distribution(spec, sizes["samples"], seed),
+        "rollout_distribution": lambda: check_rollout_distribution(
+            spec, rd.get("episodes"), seed, tick("rollout_distribution"), env,
+            policy_run=rd.get("policy_run"), **({"alpha": rd["alpha"]} if rd.get("alpha")
+                                                 else {})),
     }
     try:
         for layer in LAYERS:

@@ -41,7 +41,7 @@ def test_scripted_cartpole_is_repaired_and_reaches_l3(tmp_path):
     # the bug is invisible to L1 and caught by L2 on the composition
     assert its[0]["highest_layer"] == "property" and its[1]["layers"]["interaction"] is False
     assert its[2]["layers"] == {"property": True, "interaction": True, "rollout": True,
-                                "distribution": True}
+                                "distribution": True, "rollout_distribution": True}
     module = (run_dir / "prompts" / "0001-module-jax_env.md").read_text()
     assert "class CartPoleEnv" in module  # the wrapped Gymnasium source, verbatim
     repair = (run_dir / "prompts" / "0003-repair.md").read_text()

@@ -19,6 +19,7 @@ import pytest
 
 import envport
 from envport.core.registry import ENV_PATH_VARIABLE, Option
+from envport.verify.layers import LAYERS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -88,7 +89,7 @@ def test_an_environment_in_a_folder_outside_the_package(tmp_path: Path) -> None:
     assert verified.returncode == 0, verified.stdout[-3000:] + verified.stderr[-3000:]
     report = json.loads((tmp_path / "verify.json").read_text())
     assert report["env"] == "mycartpole" and report["passed"]
-    assert set(report["layers"]) == {"property", "interaction", "rollout", "distribution"}
+    assert set(report["layers"]) == set(LAYERS)
 
     bench = envport_cli("bench", "mycartpole", "--batch-sizes", "4", "--steps", "20",
                         "--json", str(tmp_path / "bench.json"), env_path=envs)

@@ -6,6 +6,7 @@ import pytest
 
 from envport.envs.cartpole.jax_env import CartPole
 from envport.verify import verify
+from envport.verify.rollout_distribution import LAYER
 
 
 @pytest.fixture(scope="module")
@@ -15,7 +16,8 @@ def report():
 
 def test_every_layer_passes(report):
     assert report.passed, report.to_prompt()
-    assert set(report.layers) == {"property", "interaction", "rollout", "distribution"}
+    assert set(report.layers) == {"property", "interaction", "rollout", "distribution",
+                                  LAYER}
     assert report.layers["interaction"].counts["states"] == 120
     assert report.layers["rollout"].counts["episodes"] == 12
 

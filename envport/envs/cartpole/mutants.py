@@ -26,3 +26,17 @@ def known_equivalent() -> dict[tuple[str, str, str], tuple[str, str]]:
                 "is unchanged (reset is specified in distribution only; L3 starts from the "
                 "reference's state)")) for i in (1, 2, 3)},
     }
+
+
+def param_mutants() -> dict[str, dict[str, float]]:
+    """Subtle physics mutants for the rollout-distribution layer: ``CartPole(**params)`` with
+    one constant off by 1-2% (params are data, so the mutant is a param change of the
+    translation). L2 and L3 are run on each too (``python -m envport.verify.horizon_study
+    mutants cartpole``); the README gives which layer kills which."""
+    return {
+        "masspole +2%": {"masspole": 0.102},
+        "masspole -2%": {"masspole": 0.098},
+        "masscart +2%": {"masscart": 1.02},
+        "length +2%": {"length": 0.51},
+        "force_mag +1%": {"force_mag": 10.1},
+    }

@@ -315,3 +315,12 @@ SPEC = EnvSpec(
     },
     variant=variant,
 )
+
+
+# The rollout-distribution layer (envport.verify.rollout_distribution.Settings): N episodes per
+# side and policy over the whole 1,000-step episode in 2 windows of 500 steps. The observation
+# leaves out the x position; the layer adds it (state.qpos[0]).
+ROLLOUT_DISTRIBUTION = {
+    "episodes": 100, "windows": 2, "effect": 0.8,
+    "obs_names": (*(f"qpos[{j}]" for j in range(1, 9)), *(f"qvel[{j}]" for j in range(9))),
+}

@@ -1,0 +1,127 @@
+"""The rollout-distribution layer's figures: false-alarm rates, mutant kills, detectable effects.
+
+    python -m envport.verify.horizon_study calibrate ENV --against self --repetitions 20
+    python -m envport.verify.horizon_study calibrate ENV --against perturbed --repetitions 20
+    python -m envport.verify.horizon_study calibrate ENV --against translation --repetitions 20
+    python -m envport.verify.horizon_study mutants ENV [--lower-layers]
+
+``calibrate``: the layer R times (run seeds 0..R-1) with, in the translation's place, the
+reference itself (``self``: independent seeds on each side, so any rejection is a false alarm),
+one of L3's float32-perturbed reference copies (``perturbed``) or the translation. Prints each
+run's rejections and the rate of runs with at least one. ``mutants``: every param mutant of the
+environment folder's ``mutants.param_mutants()``, each a translation built with that param
+changed, through this layer (and with ``--lower-layers`` L2 and L3 at the CLI's sizes first);
+prints which layer kills it and the feature that does. Each prints a JSON line per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import json
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from envport.core.registry import EnvSpec
+from envport.core.registry import spec as get_spec
+from envport.verify.rollout_distribution import (
+    LAYER,
+    check_rollout_distribution,
+    reference_vs,
+    settings_for,
+)
+
+
+def _top(result: Any) -> str:
+    return result.failures[0].test_id if result.failures else ""
+
+
+def calibrate(spec: EnvSpec, against: str, repetitions: int, episodes: int | None,
+              first_seed: int = 0) -> dict[str, Any]:
+    runs = []
+    for seed in range(first_seed, first_seed + repetitions):
+        t0 = time.perf_counter()
+        if against == "translation":
+            r = check_rollout_distribution(spec, episodes, seed)
+        elif against == "self":
+            r = reference_vs(spec, spec.make_reference, episodes, seed)
+        elif against == "perturbed":
+            make = spec.verification.make_perturbed_reference
+            if make is None:
+                raise ValueError(f"{spec.name} has no float32-perturbed reference")
+            r = reference_vs(spec, functools.partial(make, copy=0), episodes, seed)
+        else:
+            raise ValueError(f"--against must be self, perturbed or translation, got {against}")
+        row = {"seed": seed, "rejected": r.counts["rejected"], "tests": r.counts["tests"],
+               "alarm": not r.passed, "first": _top(r),
+               "min_p_adjusted": min(t["p_adjusted"] for t in r.data["tests"]),
+               "seconds": round(time.perf_counter() - t0, 1)}
+        print(json.dumps(row), flush=True)
+        runs.append(row)
+    alarms = sum(r["alarm"] for r in runs)
+    out = {"env": spec.name, "against": against, "repetitions": repetitions,
+           "episodes": episodes or settings_for(spec).episodes,  # type: ignore[union-attr]
+           "alarms": alarms, "rate": alarms / repetitions,
+           "seconds_per_run": round(float(np.mean([r["seconds"] for r in runs])), 1)}
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def mutants(spec: EnvSpec, episodes: int | None, lower: bool, seed: int = 0,
+            states: int = 300, l3_episodes: int = 20) -> list[dict[str, Any]]:
+    from envport.verify.runner import verify
+
+    package = type(spec.make()).__module__.rpartition(".")[0]
+    table = importlib.import_module(f"{package}.mutants").param_mutants()
+    rows = []
+    for name, params in table.items():
+        t0 = time.perf_counter()
+        env = spec.make(**params)
+        row: dict[str, Any] = {"mutant": name}
+        if lower:
+            rep = verify(spec, ("interaction", "rollout", "distribution"), env=env, seed=seed,
+                         states=states, episodes=l3_episodes)
+            row.update({k: v.passed for k, v in rep.layers.items()})
+        r = check_rollout_distribution(spec, episodes, seed, env=env)
+        first = r.failures[0].message if r.failures else ""
+        row.update({LAYER: r.passed, "rejected": r.counts["rejected"],
+                    "killed": not r.passed, "by": first[first.find("["):][:200],
+                    "seconds": round(time.perf_counter() - t0, 1)})
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    killed = sum(r["killed"] for r in rows)
+    n = episodes or settings_for(spec).episodes  # type: ignore[union-attr]
+    print(json.dumps({"env": spec.name, "episodes": n, "mutants": len(rows), "killed": killed}),
+          flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m envport.verify.horizon_study")
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("calibrate")
+    c.add_argument("env")
+    c.add_argument("--against", choices=("self", "perturbed", "translation"), default="self")
+    c.add_argument("--repetitions", type=int, default=20)
+    c.add_argument("--episodes", type=int)
+    c.add_argument("--first-seed", type=int, default=0)
+    m = sub.add_parser("mutants")
+    m.add_argument("env")
+    m.add_argument("--episodes", type=int)
+    m.add_argument("--lower-layers", action="store_true",
+                   help="run L2, L3 and the distribution layer on each mutant first")
+    args = p.parse_args(argv)
+    spec = get_spec(args.env)
+    if args.command == "calibrate":
+        calibrate(spec, args.against, args.repetitions, args.episodes, args.first_seed)
+    else:
+        mutants(spec, args.episodes, args.lower_layers)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
