@@ -175,6 +175,9 @@ class Verification:
     # Mutants of the translation known to be equivalent, with the reason, for ``envport
     # mutate``: () -> {(file name, source line, mutant description): (kind, why)}.
     equivalent_mutants: Callable[[], dict[tuple[str, str, str], tuple[str, str]]] | None = None
+    # The rollout-distribution layer's settings (``envport.verify.rollout_distribution.Settings``
+    # or a mapping of its fields); None: the environment does not take part in that layer.
+    rollout_distribution: Any = None
 
     def tolerance_for(self, name: str) -> Tolerance:
         return self.field_tolerance.get(name, self.tolerance)

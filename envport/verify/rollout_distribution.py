@@ -27,7 +27,7 @@ tasks, as L3's reference side; otherwise this process). Episode ``i`` of a side 
 ``(seed, side, policy, i)`` alone.
 
 Which environments run it, and with what ``N``, windows and target effect, is the environment
-folder's ``ROLLOUT_DISTRIBUTION`` mapping (its package's ``__init__``; see :class:`Settings`);
+``Verification.rollout_distribution`` (see :class:`Settings`);
 an environment without one passes with a note, as the distribution layer does for one without
 random events.
 """
@@ -36,11 +36,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib
 import itertools
 import math
 import os
-import sys
 import time
 import uuid
 import warnings
@@ -78,7 +76,7 @@ POLICY_INDEX = {"random": 0, "scripted": 1, "trained": 2}
 
 @dataclass(frozen=True)
 class Settings:
-    """An environment's settings for this layer (its package's ``ROLLOUT_DISTRIBUTION``).
+    """An environment's settings for this layer (``Verification.rollout_distribution``).
 
     ``episodes``: N per side and policy; ``horizon``: steps an episode may run (default: the
     spec's ``max_rollout_steps``); ``windows``: equal time windows of the horizon, each
@@ -99,12 +97,9 @@ class Settings:
 
 
 def settings_for(spec: EnvSpec, env: Environment | None = None) -> Settings | None:
-    """The environment folder's ``ROLLOUT_DISTRIBUTION`` (the package of its translation's
-    class), or None when it declares none."""
-    env = env if env is not None else spec.make()
-    package = type(env).__module__.rpartition(".")[0]
-    module = sys.modules.get(package) or importlib.import_module(package)
-    raw = getattr(module, "ROLLOUT_DISTRIBUTION", None)
+    """The environment's ``Verification.rollout_distribution``, or None when it declares none.
+    ``env`` is accepted for callers that already hold one; the settings do not depend on it."""
+    raw = spec.verification.rollout_distribution
     if raw is None:
         return None
     return raw if isinstance(raw, Settings) else Settings(**dict(raw))
@@ -253,7 +248,7 @@ def find_columns(spec: EnvSpec, settings: Settings, seed: int) -> Columns:
     o = np.stack(obs_rows)
     names = list(settings.obs_names or [f"obs[{j}]" for j in range(o.shape[1])])
     if len(names) != o.shape[1]:
-        raise ValueError(f"{spec.name}: ROLLOUT_DISTRIBUTION obs_names has {len(names)} names "
+        raise ValueError(f"{spec.name}: rollout_distribution obs_names has {len(names)} names "
                          f"for {o.shape[1]} observation dimensions")
     extra: list[tuple[str, int]] = []
     for k in states[0]:
@@ -696,16 +691,16 @@ def check_rollout_distribution(spec: EnvSpec, episodes: int | None = None, seed:
                                reference: Callable[..., Reference] | None = None,
                                settings: Settings | None = None) -> LayerResult:
     """The layer over ``episodes`` episodes per side and policy (default: the environment's
-    ``ROLLOUT_DISTRIBUTION`` N). ``policy_run``: a training run of this environment whose
-    policy is run too. ``reference``: another reference factory (the calibration runs a
-    float32-perturbed copy of the reference, or the reference itself, in the translation's
-    place: see :func:`reference_vs`)."""
+    ``Verification.rollout_distribution`` N). ``policy_run``: a training run of this
+    environment whose policy is run too. ``reference``: another reference factory (the
+    calibration runs a float32-perturbed copy of the reference, or the reference itself, in
+    the translation's place: see :func:`reference_vs`)."""
     t0 = time.perf_counter()
     env = env if env is not None else spec.make()
     settings = settings or settings_for(spec, env)
     if settings is None:
         return LayerResult(LAYER, passed=True, counts={"episodes": 0},
-                           notes=["this environment declares no ROLLOUT_DISTRIBUTION settings"])
+                           notes=["this environment declares no Verification.rollout_distribution"])
     if policy_run is not None:
         check_policy_run(spec, policy_run)
     n = settings.episodes if episodes is None else episodes

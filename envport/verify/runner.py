@@ -50,7 +50,7 @@ def verify(name: str | EnvSpec, layers: tuple[str, ...] = LAYERS, *, episodes: i
     every other mode the environment declares (``EnvSpec.modes``) with shorter runs
     (:data:`SHORT_RUN`), each in ``Report.modes``. Bad arguments raise ValueError before any
     work. Ctrl-C stops the run and returns what was verified so far, marked ``interrupted``.
-    ``horizon_episodes`` (default: the environment's ``ROLLOUT_DISTRIBUTION`` N),
+    ``horizon_episodes`` (default: the environment's ``Verification.rollout_distribution`` N),
     ``policy_run`` (a training run of this environment whose policy also drives the episodes)
     and ``horizon_alpha`` set the rollout-distribution layer; it runs with the same N in every
     mode (its power is its N).

@@ -117,6 +117,22 @@ PPO = PPOConfig(
 # 494.3 in one measured run).
 MARGIN_NOTE = "25 steps, 5% of the 500-step cap (5 converged PPO seeds span ~12)"
 
+
+def termination_cause(state: RefState) -> str:
+    """Why a CartPole episode terminated: the cart left the track or the pole fell."""
+    return "cart out of bounds" if abs(float(state["x"])) > 2.4 else "pole fell"
+
+
+# The rollout-distribution layer (envport.verify.rollout_distribution.Settings): N episodes per
+# side and policy over the whole 500-step horizon in 5 windows of 100 steps (300 reach the
+# target effect d=0.5 at the ~200 tests' Holm threshold).
+ROLLOUT_DISTRIBUTION = {
+    "episodes": 300, "windows": 5, "effect": 0.5,
+    "obs_names": ("x", "x_dot", "theta", "theta_dot"),
+    "termination_cause": termination_cause,
+}
+
+
 SPEC = EnvSpec(
     name="cartpole",
     summary="Classic cart-pole balancing, the smallest complete example",
@@ -125,6 +141,7 @@ SPEC = EnvSpec(
     make_reference=_make_reference,
     make_bridge=_make_bridge,
     verification=Verification(
+        rollout_distribution=ROLLOUT_DISTRIBUTION,
         tolerance=STEP_TOLERANCE,
         tolerance_note=(
             "float32 translation vs float64 reference. One step: atol 1e-6 + rtol 1e-5 (a few "
@@ -158,18 +175,3 @@ SPEC = EnvSpec(
         make_vector_reference=lazy("envport.envs.cartpole.vector_reference:make"),
     ),
 )
-
-
-def termination_cause(state: RefState) -> str:
-    """Why a CartPole episode terminated: the cart left the track or the pole fell."""
-    return "cart out of bounds" if abs(float(state["x"])) > 2.4 else "pole fell"
-
-
-# The rollout-distribution layer (envport.verify.rollout_distribution.Settings): N episodes per
-# side and policy over the whole 500-step horizon in 5 windows of 100 steps (300 reach the
-# target effect d=0.5 at the ~200 tests' Holm threshold).
-ROLLOUT_DISTRIBUTION = {
-    "episodes": 300, "windows": 5, "effect": 0.5,
-    "obs_names": ("x", "x_dot", "theta", "theta_dot"),
-    "termination_cause": termination_cause,
-}

@@ -275,6 +275,15 @@ PPO = PPOConfig(
     num_envs=32, num_steps=128, total_steps=1_000_000, lr=3e-4, anneal_lr=True,
     update_epochs=10, num_minibatches=32, ent_coef=0.0, hidden_sizes=(64, 64))
 
+# The rollout-distribution layer (envport.verify.rollout_distribution.Settings): N episodes per
+# side and policy over the whole 1,000-step episode in 2 windows of 500 steps. The observation
+# leaves out the x position; the layer adds it (state.qpos[0]).
+ROLLOUT_DISTRIBUTION = {
+    "episodes": 100, "windows": 2, "effect": 0.8,
+    "obs_names": (*(f"qpos[{j}]" for j in range(1, 9)), *(f"qvel[{j}]" for j in range(9))),
+}
+
+
 SPEC = EnvSpec(
     name="halfcheetah",
     summary="MuJoCo HalfCheetah-v5: planar rigid bodies, soft contacts, Newton solver, in JAX",
@@ -300,6 +309,7 @@ SPEC = EnvSpec(
         sample_reference_events=reference_resets,
         sample_translation_events=translation_resets,
         components={stage: _stage_check(stage) for stage in STAGES},
+        rollout_distribution=ROLLOUT_DISTRIBUTION,
     ),
     benchmark=Benchmark(reference_throughput=_throughput, peers=_PEERS,
                         batch_sizes=(1, 8, 64, 512, 1024, 4096, 8192)),
@@ -315,12 +325,3 @@ SPEC = EnvSpec(
     },
     variant=variant,
 )
-
-
-# The rollout-distribution layer (envport.verify.rollout_distribution.Settings): N episodes per
-# side and policy over the whole 1,000-step episode in 2 windows of 500 steps. The observation
-# leaves out the x position; the layer adds it (state.qpos[0]).
-ROLLOUT_DISTRIBUTION = {
-    "episodes": 100, "windows": 2, "effect": 0.8,
-    "obs_names": (*(f"qpos[{j}]" for j in range(1, 9)), *(f"qvel[{j}]" for j in range(9))),
-}
