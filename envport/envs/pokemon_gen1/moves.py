@@ -1,0 +1,103 @@
+"""Which Gen 1 moves the JAX engine plays (the single list), and per-move data the engine needs
+beyond :mod:`tables`.
+
+The engine grows by move family; a battle or team holding a move outside :data:`SUPPORTED_MOVES`
+is rejected up front (:func:`check_supported`) with an error naming the move, instead of being
+played wrong. Families (``data/mods/gen1/moves.ts`` / ``scripts.ts``):
+
+* ``plain``: damaging moves whose whole effect is ``getDamage`` (formula, ``damage: 'level'``,
+  fixed damage, Super Fang, Psywave) and at most one secondary (par/brn/frz/psn status, flinch,
+  confusion, a stat drop), multi-hit included (2-5 and fixed 2).
+
+Not yet (each needs its own code in the turn loop): status moves, recoil, drain, Self-Destruct /
+Explosion, Hyper Beam, partial trapping, two-turn moves, Thrash / Petal Dance, Rage, Bide,
+Counter, OHKO, Jump Kick / High Jump Kick, Dream Eater, Pay Day, Struggle, Mimic, Mirror Move,
+Metronome, Transform, Substitute, ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from envport.envs.pokemon_gen1 import state as S
+from envport.envs.pokemon_gen1 import tables as T
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "plain": (
+        # formula damage, no secondary
+        "pound", "karatechop", "doubleslap", "cometpunch", "megapunch", "scratch", "visegrip",
+        "cut", "gust", "wingattack", "slam", "vinewhip", "doublekick", "megakick", "hornattack",
+        "furyattack", "tackle", "pinmissile", "watergun", "hydropump", "surf", "peck",
+        "drillpeck", "strength", "razorleaf", "rockthrow", "earthquake", "quickattack",
+        "eggbomb", "waterfall", "swift", "spikecannon", "barrage", "dizzypunch", "crabhammer",
+        "furyswipes", "bonemerang", "rockslide", "triattack", "slash",
+        # fixed damage (getDamage's early returns)
+        "seismictoss", "nightshade", "dragonrage", "sonicboom", "superfang", "psywave",
+        # one secondary
+        "firepunch", "icepunch", "thunderpunch", "lowkick", "stomp", "rollingkick", "headbutt",
+        "bodyslam", "poisonsting", "twineedle", "bite", "acid", "ember", "flamethrower",
+        "icebeam", "blizzard", "psybeam", "bubblebeam", "aurorabeam", "thundershock",
+        "thunderbolt", "thunder", "confusion", "psychic", "lick", "smog", "sludge", "boneclub",
+        "fireblast", "constrict", "bubble", "hyperfang",
+    ),
+}
+
+SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
+FAMILY_OF: dict[str, str] = {m: f for f, ms in FAMILIES.items() for m in ms}
+
+for _m in SUPPORTED_MOVES:
+    if _m not in T.MOVE_IDS:
+        raise AssertionError(f"moves.FAMILIES names {_m!r}, not a Gen 1 move")
+
+SUPPORTED = np.zeros(max(S.MOVE_NAME) + 1, np.bool_)  # indexed by state move ids
+for _m in SUPPORTED_MOVES:
+    SUPPORTED[T.MOVE_IDS[_m]] = True
+
+# Stat changes of a secondary (``secondary.boosts``), in the state's boost order, and the order
+# Showdown's ``boost()`` walks them (the object's key order).
+SECONDARY_BOOSTS = np.zeros((T.N_MOVES, 7), np.int8)
+SECONDARY_BOOST_ORDER = np.full((T.N_MOVES, 2), -1, np.int8)
+# The secondary's status is a burn: Fire moves whose hit thaws a frozen target
+# (``conditions.ts frz.onAfterMoveSecondary``: ``move.secondary.status === 'brn'``).
+SECONDARY_IS_BURN = np.zeros(T.N_MOVES, np.bool_)
+for _name, _move in T.MOVES.items():
+    _sec = (_move.get("secondaries") or [None])[0]
+    if not _sec:
+        continue
+    if "boosts" in _sec:
+        for _k, (_stat, _delta) in enumerate(_sec["boosts"].items()):
+            SECONDARY_BOOSTS[_move["num"], T.BOOST_INDEX[_stat]] = _delta
+            SECONDARY_BOOST_ORDER[_move["num"], _k] = T.BOOST_INDEX[_stat]
+    if _sec.get("status") == "brn":
+        SECONDARY_IS_BURN[_move["num"]] = True
+
+# Type-based status immunity in Gen 1 (``Dex.forGen(1).getImmunity(status, types)``): only
+# Poison types resist poison; no type resists par/brn/frz/slp in Gen 1 (``mods/gen1/typechart``
+# replaces Fire's and Ice's damageTaken). Checked against Showdown in the tests.
+POISON_TYPE = T.TYPE_ID["Poison"]
+
+
+def unsupported(move_ids: Iterable[str]) -> list[str]:
+    """The moves of ``move_ids`` the engine does not play yet (sorted, unique)."""
+    return sorted({m for m in move_ids if m and m not in FAMILY_OF})
+
+
+def check_supported(move_ids: Iterable[str], what: str = "team") -> None:
+    """Raise ValueError naming every move of ``move_ids`` the engine does not support."""
+    bad = unsupported(move_ids)
+    if bad:
+        raise ValueError(f"{what}: move(s) not supported by the JAX engine yet: {', '.join(bad)} "
+                         f"(supported families: {', '.join(FAMILIES)}; see moves.py)")
+
+
+def packed_team_moves(packed: str) -> list[str]:
+    """The move ids of a packed team (``Teams.pack``: ``name|species|item|ability|moves|...``,
+    Pokemon separated by ``]``)."""
+    out = []
+    for entry in packed.split("]"):
+        fields = entry.split("|")
+        if len(fields) > 4:
+            out += [m for m in fields[4].split(",") if m]
+    return out
