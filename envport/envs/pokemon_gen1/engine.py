@@ -281,21 +281,32 @@ def faint_messages(ctx: Ctx, en: Any) -> tuple[Ctx, Array]:
     return _upd(ctx, live=ctx["live"] & ~any_faint), any_faint
 
 
-def set_status(ctx: Ctx, en: Any, s: Any, status: int) -> tuple[Ctx, Array]:
-    """``pokemon.setStatus(status)`` on side ``s``'s active from a foe's move (par/brn/frz/psn):
-    fails without a draw at 0 HP, on the same status or a type immunity; else the SetStatus event
-    (the clause handlers' tie draw), Freeze Clause Mod; then the status and, for par/brn, the
-    penalty (``moveHit``'s ``modifyStat``)."""
+def set_status(ctx: Ctx, en: Any, s: Any, status: int, by_ally: bool = False
+               ) -> tuple[Ctx, Array]:
+    """``pokemon.setStatus(status)`` on side ``s``'s active: fails without a draw at 0 HP, on the
+    same status or a type immunity (Poison types: poison); else the SetStatus event (the clause
+    handlers' tie draw), where Sleep Clause Mod refuses a foe's sleep while another Pokemon of
+    that side sleeps from a foe, Freeze Clause Mod a second frozen one; then the status, its
+    ``onStart`` (sleep: ``random(1, 8)`` turns) and, for par/brn, ``moveHit``'s penalty.
+    ``by_ally``: the source is on the same side (Rest)."""
     cur = _i(mon(ctx, "status", s))
     en = en & (_i(mon(ctx, "hp", s)) > 0) & (cur != status)
     if status in (T.STATUS_PSN, T.STATUS_TOX):
         en = en & ~M.has_type(mon(ctx, "types", s), MV.POISON_TYPE)
     ctx, _ = tie(ctx, en)
+    team = ctx["st"]["team"]
     if status == T.STATUS_FRZ:
-        side_frozen = (ctx["st"]["team"]["status"][s] == T.STATUS_FRZ).any()
-        en = en & ~side_frozen
+        en = en & ~(team["status"][s] == T.STATUS_FRZ).any()
+    if status == T.STATUS_SLP and not by_ally:
+        foe_slept = (team["status"][s] == T.STATUS_SLP) & (team["hp"][s] > 0) & ~team[
+            "status_by_ally"][s]
+        en = en & ~foe_slept.any()
     ctx = mset(ctx, "status", s, status, en)
-    ctx = mset(ctx, "status_by_ally", s, False, en)
+    ctx = mset(ctx, "status_by_ally", s, by_ally, en)
+    if status == T.STATUS_SLP:
+        ctx, turns = rand_range(ctx, en, 1, 8)
+        ctx = mset(ctx, "sleep_turns", s, turns, en)
+        ctx = mset(ctx, "sleep_start", s, turns, en)
     mod = mon(ctx, "modified", s)
     if status == T.STATUS_PAR:
         ctx = mset(ctx, "modified", s, _setk(mod, 4, M.modify_stat(mod[4], 1, 4)), en)
@@ -304,20 +315,31 @@ def set_status(ctx: Ctx, en: Any, s: Any, status: int) -> tuple[Ctx, Array]:
     return ctx, en
 
 
-def cure_status(ctx: Ctx, s: Any, en: Any) -> Ctx:
-    """``pokemon.cureStatus``: only with HP left; the modified stats keep any penalty."""
+def heal(ctx: Ctx, en: Any, s: Any, amount: Any) -> Ctx:
+    """``battle.heal`` -> ``pokemon.heal``: HP up to the maximum."""
+    hp, maxhp = _i(mon(ctx, "hp", s)), _i(mon(ctx, "maxhp", s))
+    return mset(ctx, "hp", s, jnp.minimum(hp + jnp.maximum(_i(amount), 1), maxhp),
+                en & (hp > 0) & (hp < maxhp))
+
+
+def cure_status(ctx: Ctx, s: Any, en: Any, by_ally: Any = False) -> Ctx:
+    """``pokemon.cureStatus`` -> ``setStatus('')``: only with HP left; the modified stats keep any
+    penalty. The new statusState's source is the running event's source (``by_ally``: on this
+    side), which shows once the Pokemon faints ('fnt' keeps that statusState)."""
     en = en & (_i(mon(ctx, "hp", s)) > 0) & (_i(mon(ctx, "status", s)) != T.STATUS_NONE)
     ctx = mset(ctx, "status", s, T.STATUS_NONE, en)
     ctx = mset(ctx, "sleep_turns", s, 0, en)
     ctx = mset(ctx, "sleep_start", s, 0, en)
-    return mset(ctx, "status_by_ally", s, False, en)
+    return mset(ctx, "status_by_ally", s, by_ally, en)
 
 
-def residual_status_damage(ctx: Ctx, s: Any, en: Any) -> Ctx:
+def residual_status_damage(ctx: Ctx, s: Any, en: Any, self_target: Any = False) -> Ctx:
     """``AfterMoveSelf`` of ``mods/gen1/conditions.ts``: slp (priority 3) wakes when its counter
-    is spent; brn/psn/tox (priority 2) deal floor(maxHP/16) (min 1) times the Toxic counter."""
+    is spent; brn/psn/tox (priority 2) deal floor(maxHP/16) (min 1) times the Toxic counter.
+    ``self_target``: the move's target is the user (the event's source, kept by a cure)."""
     status = _i(mon(ctx, "status", s))
-    ctx = cure_status(ctx, s, en & (status == T.STATUS_SLP) & (_i(mon(ctx, "sleep_turns", s)) <= 0))
+    ctx = cure_status(ctx, s, en & (status == T.STATUS_SLP) & (_i(mon(ctx, "sleep_turns", s)) <= 0),
+                      self_target)
     hurt = en & ((status == T.STATUS_BRN) | (status == T.STATUS_PSN) | (status == T.STATUS_TOX))
     counter = jnp.where(has_vol(ctx, s, "residualdmg"), _i(aget(ctx, "toxic_counter", s)), 1)
     amount = jnp.maximum(_i(mon(ctx, "maxhp", s)) // 16, 1) * counter
@@ -415,6 +437,7 @@ def secondary(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
 def try_move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> tuple[Ctx, Array]:
     """``tryMoveHit`` + ``moveHit`` for the supported damaging moves. Returns (ctx, hit): the
     move connected (``damage !== false``)."""
+    en = en & (_i(jnp.asarray(T.MOVE_CATEGORY)[move]) != T.CATEGORY_STATUS)
     mtype = _i(jnp.asarray(T.MOVE_TYPE)[move])
     immune = M.is_immune(mtype, mon(ctx, "types", d), jnp.asarray(T.MOVE_IGNORE_IMMUNITY)[move])
     go = en & ~immune
@@ -440,6 +463,69 @@ def try_move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> tuple[Ctx, A
         _i(mon(ctx, "status", d)) == T.STATUS_FRZ)
     ctx = cure_status(ctx, d, thaw)
     return ctx, landed
+
+
+def recovery_fails(hp: Array, maxhp: Array) -> Array:
+    """``mods/gen1/moves.ts`` recover / softboiled / rest ``onHit``: full HP, or maxHP - HP of
+    255 or 511 unless HP is a multiple of 256."""
+    gap = maxhp - hp
+    return (hp == maxhp) | (((gap == 255) | (gap == 511)) & (hp % 256 != 0))
+
+
+def status_move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
+    """``tryMoveHit`` + ``moveHit`` for a status move (``getDamage`` gives undefined, no draw):
+    immunity, accuracy (``accuracy: true`` for self-targeting moves), ``onTryHit`` (a screen
+    already up fails), ``boosts`` (Mist keeps a foe's status move from lowering stats; on
+    success the user's foe's penalty is re-applied), ``status`` (only on a target with none),
+    ``volatileStatus``, then ``onHit`` (Recover / Softboiled: half the maximum HP; Rest: sleep for
+    2 turns after its ``random(1, 8)``, full HP)."""
+    en = en & (_i(jnp.asarray(T.MOVE_CATEGORY)[move]) == T.CATEGORY_STATUS)
+    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
+    t = jnp.where(self_t, a, d)
+    mtype = _i(jnp.asarray(T.MOVE_TYPE)[move])
+    immune = M.is_immune(mtype, mon(ctx, "types", t), jnp.asarray(T.MOVE_IGNORE_IMMUNITY)[move])
+    go = en & ~immune
+    acc = M.accuracy(move, aget(ctx, "boosts", a)[5], aget(ctx, "boosts", t)[6],
+                     has_vol(ctx, t, "mustrecharge"))
+    ctx, ok = chance(ctx, go & ~acc.always_hits, acc.numerator, 256)
+    hit = go & (acc.always_hits | ok)
+    ctx = bset(ctx, "last_damage", 0, go & ~hit)
+    vol = jnp.asarray(MV.MOVE_VOLATILE)[move]
+    screen_up = (((move == MV.ID["reflect"]) & has_vol(ctx, t, "reflect"))
+                 | ((move == MV.ID["lightscreen"]) & has_vol(ctx, t, "lightscreen")))
+    h = hit & ~screen_up
+    # boosts (scripts.ts battle.boost; conditions mist.onTryBoost)
+    deltas = _i(jnp.asarray(MV.MOVE_BOOSTS)[move])
+    has_boosts = (deltas != 0).any()
+    misted = has_vol(ctx, t, "mist") & ~self_t
+    deltas = jnp.where(misted & (deltas < 0), 0, deltas)
+    order = jnp.asarray(MV.MOVE_BOOST_ORDER)[move]
+    order = jnp.where(deltas[jnp.maximum(_i(order), 0)] != 0, order, -1)
+    ctx, boosted = boost(ctx, h & has_boosts, t, deltas, order)
+    ctx = reapply_penalty(ctx, d, h & has_boosts & boosted)
+    # status (moveHit: a sleep move on a recharging target ignores its current status)
+    status = _i(jnp.asarray(T.MOVE_STATUS)[move])
+    free = (_i(mon(ctx, "status", t)) == T.STATUS_NONE) | (
+        (status == T.STATUS_SLP) & has_vol(ctx, t, "mustrecharge"))
+    for code in (T.STATUS_PAR, T.STATUS_SLP, T.STATUS_PSN):
+        ctx, done = set_status(ctx, h & free & (status == code) & (move != MV.ID["rest"]), t,
+                               code)
+        ctx = set_vol(ctx, t, _V["mustrecharge"], False, done & (code == T.STATUS_SLP))
+    # volatileStatus (addVolatile fails on one already there; confusion lasts random(2, 6))
+    add = h & (vol != 0) & ((aget(ctx, "volatiles", t) & vol) == 0)
+    confuse = add & (vol == _V["confusion"])
+    ctx, turns = rand_range(ctx, confuse, 2, 6)
+    ctx = aset(ctx, "confusion_time", t, turns, confuse)
+    ctx = aset(ctx, "volatiles", t, aget(ctx, "volatiles", t) | vol, add)
+    # onHit
+    hp, maxhp = _i(mon(ctx, "hp", t)), _i(mon(ctx, "maxhp", t))
+    recover = h & ((move == MV.ID["recover"]) | (move == MV.ID["softboiled"]))
+    ctx = heal(ctx, recover & ~recovery_fails(hp, maxhp), t, maxhp // 2)
+    rest = h & (move == MV.ID["rest"]) & ~recovery_fails(hp, maxhp)
+    ctx, slept = set_status(ctx, rest, t, T.STATUS_SLP, by_ally=True)
+    ctx = mset(ctx, "sleep_turns", t, 2, slept)
+    ctx = mset(ctx, "sleep_start", t, 2, slept)
+    return heal(ctx, slept, t, maxhp)
 
 
 def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
@@ -479,7 +565,8 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     d = 1 - a
     en = en & (slot(ctx, a) >= 0) & ~mon(ctx, "fainted", a)
     ctx, aborted = before_move(ctx, en, a)
-    ctx = residual_status_damage(ctx, a, en & aborted)  # abortMove -> AfterMoveSelf
+    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
+    ctx = residual_status_damage(ctx, a, en & aborted, self_t)  # abortMove -> AfterMoveSelf
     go = en & ~aborted
     # deductPP on lastSelectedMoveSlot (6-bit wrap)
     k = _i(ctx["st"]["side"]["last_selected_slot"][a])
@@ -488,9 +575,11 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     ctx = sset(ctx, "last_move", a, move, go)
     ctx = sset(ctx, "last_enemy_move", a, move, go)
     ctx = aset(ctx, "last_move", a, move, go)
-    ctx = bset(ctx, "last_damage", 0, go)  # no supported move is in SKIP_LASTDAMAGE
+    ctx = bset(ctx, "last_damage", 0, go & ~jnp.asarray(MV.SKIP_LASTDAMAGE)[move])
     ctx, _ = try_move_hit(ctx, go, a, d, move)
-    return residual_status_damage(ctx, a, go & (_i(mon(ctx, "hp", d)) > 0))
+    ctx = status_move_hit(ctx, go, a, d, move)
+    t = jnp.where(self_t, a, d)  # useMove: target 'self'
+    return residual_status_damage(ctx, a, go & (_i(mon(ctx, "hp", t)) > 0), self_t)
 
 
 # ---- switches (battle-actions.ts switchIn, mods/gen4/scripts.ts runSwitch) --------------------

@@ -42,6 +42,21 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "thunderbolt", "thunder", "confusion", "psychic", "lick", "smog", "sludge", "boneclub",
         "fireblast", "constrict", "bubble", "hyperfang",
     ),
+    # status moves: a status on the foe (Sleep Clause Mod for sleep), confusion
+    "status": (
+        "thunderwave", "stunspore", "glare", "sleeppowder", "spore", "hypnosis", "sing",
+        "lovelykiss", "poisonpowder", "poisongas", "confuseray", "supersonic",
+    ),
+    # stat stages: the user's (boosts) or the foe's (drops), the foe's penalty re-applied
+    "stages": (
+        "swordsdance", "agility", "amnesia", "acidarmor", "meditate", "growth", "sharpen",
+        "harden", "withdraw", "barrier", "doubleteam", "growl", "leer", "tailwhip",
+        "stringshot", "screech", "sandattack", "smokescreen", "flash", "kinesis",
+    ),
+    # the user's own volatiles and HP: screens, Focus Energy, Mist, Recover/Softboiled, Rest
+    "self": (
+        "reflect", "lightscreen", "focusenergy", "mist", "recover", "softboiled", "rest",
+    ),
 }
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
@@ -72,6 +87,32 @@ for _name, _move in T.MOVES.items():
             SECONDARY_BOOST_ORDER[_move["num"], _k] = T.BOOST_INDEX[_stat]
     if _sec.get("status") == "brn":
         SECONDARY_IS_BURN[_move["num"]] = True
+
+# A status move's own stat changes (``move.boosts``), like the secondaries' above.
+MOVE_BOOSTS = np.zeros((T.N_MOVES, 7), np.int8)
+MOVE_BOOST_ORDER = np.full((T.N_MOVES, 2), -1, np.int8)
+MOVE_VOLATILE = np.zeros(T.N_MOVES, np.uint32)  # move.volatileStatus as a state.VOLATILE_BIT
+for _name, _move in T.MOVES.items():
+    for _k, (_stat, _delta) in enumerate((_move.get("boosts") or {}).items()):
+        MOVE_BOOSTS[_move["num"], T.BOOST_INDEX[_stat]] = _delta
+        MOVE_BOOST_ORDER[_move["num"], _k] = T.BOOST_INDEX[_stat]
+    if _move.get("volatileStatus") in S.VOLATILE_BIT:
+        MOVE_VOLATILE[_move["num"]] = S.VOLATILE_BIT[_move["volatileStatus"]]
+
+# ``mods/gen1/scripts.ts SKIP_LASTDAMAGE``: moves whose use leaves ``battle.lastDamage`` as it was
+# (every other move sets it to 0 before its hit).
+SKIP_LASTDAMAGE_IDS = (
+    "confuseray", "conversion", "counter", "focusenergy", "glare", "haze", "leechseed",
+    "lightscreen", "mimic", "mist", "poisongas", "poisonpowder", "recover", "reflect", "rest",
+    "softboiled", "splash", "stunspore", "substitute", "supersonic", "teleport", "thunderwave",
+    "toxic", "transform",
+)
+SKIP_LASTDAMAGE = np.zeros(T.N_MOVES, np.bool_)
+for _m in SKIP_LASTDAMAGE_IDS:
+    SKIP_LASTDAMAGE[T.MOVE_IDS[_m]] = True
+
+# Moves with their own ``onHit`` / ``onTryHit`` in the engine (ids, for ``jnp`` comparisons).
+ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboiled", "rest")}
 
 # Type-based status immunity in Gen 1 (``Dex.forGen(1).getImmunity(status, types)``): only
 # Poison types resist poison; no type resists par/brn/frz/slp in Gen 1 (``mods/gen1/typechart``
