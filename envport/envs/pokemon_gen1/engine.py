@@ -69,7 +69,6 @@ TAPE_SIZE = 64  # draws recorded per step (a turn makes ~4 on average; the rest 
 NONE = -1
 
 _V = S.VOLATILE_BIT
-_RESET_ACTIVE_ZERO = [k for k in S.LAYOUT["active"] if k not in ("slot", "species", "stored")]
 
 # BeforeMove handlers removed when a Pokemon is fully paralyzed / hurts itself in confusion
 _PAR_CLEARS = _V["bide"] | _V["twoturnmove"] | _V["partialtrappinglock"] | _V["lockedmove"]
@@ -242,18 +241,28 @@ def damage(ctx: Ctx, en: Any, s: Any, amount: Any, sets_last_damage: Any) -> tup
     return ctx, jnp.where(en, dealt, 0)
 
 
+def _zero_active(ctx: Ctx, s: Any, j: Any, en: Any) -> Ctx:
+    """Side ``s``'s active fields at rest for team member ``j`` (one select per leaf)."""
+    st = ctx["st"]
+    rest = {k: jnp.zeros_like(v[0]) for k, v in st["active"].items()}
+    rest["slot"] = st["active"]["slot"][s]
+    rest["species"] = st["team"]["species"][s, j]
+    rest["stored"] = st["team"]["stats"][s, j]
+    row = jnp.arange(2) == s
+    active = {k: jnp.where((en & row).reshape((2,) + (1,) * (v.ndim - 1)),
+                           jnp.asarray(rest[k]).astype(v.dtype)[None], v)
+              for k, v in st["active"].items()}
+    return _upd(ctx, st={**st, "active": active})
+
+
 def rest_active(ctx: Ctx, s: Any, en: Any) -> Ctx:
     """``pokemon.clearVolatile`` on side ``s``'s active (switch-out, faint): stages, volatiles
     and their counters, lastMove, Transform state gone; ``setSpecies`` recomputes the modified
     stats from the stored ones with the paralysis/burn penalty."""
     j = slot(ctx, s)
-    for k in _RESET_ACTIVE_ZERO:
-        ctx = aset(ctx, k, s, jnp.zeros_like(aget(ctx, k, s)), en)
-    ctx = aset(ctx, "species", s, tget(ctx, "species", s, j), en)
-    ctx = aset(ctx, "stored", s, tget(ctx, "stats", s, j), en)
-    ctx = tset(ctx, "modified", s, j,
-               M.switch_in_stats(tget(ctx, "stats", s, j), tget(ctx, "status", s, j)), en)
-    return ctx
+    ctx = _zero_active(ctx, s, j, en)
+    return tset(ctx, "modified", s, j,
+                M.switch_in_stats(tget(ctx, "stats", s, j), tget(ctx, "status", s, j)), en)
 
 
 def faint_messages(ctx: Ctx, en: Any) -> tuple[Ctx, Array]:
@@ -281,38 +290,37 @@ def faint_messages(ctx: Ctx, en: Any) -> tuple[Ctx, Array]:
     return _upd(ctx, live=ctx["live"] & ~any_faint), any_faint
 
 
-def set_status(ctx: Ctx, en: Any, s: Any, status: int, by_ally: bool = False
+def set_status(ctx: Ctx, en: Any, s: Any, status: Any, by_ally: Any = False
                ) -> tuple[Ctx, Array]:
-    """``pokemon.setStatus(status)`` on side ``s``'s active: fails without a draw at 0 HP, on the
-    same status or a type immunity (Poison types: poison); else the SetStatus event (the clause
-    handlers' tie draw), where Sleep Clause Mod refuses a foe's sleep while another Pokemon of
-    that side sleeps from a foe, Freeze Clause Mod a second frozen one; then the status, its
-    ``onStart`` (sleep: ``random(1, 8)`` turns) and, for par/brn, ``moveHit``'s penalty.
-    ``by_ally``: the source is on the same side (Rest)."""
+    """``pokemon.setStatus(status)`` on side ``s``'s active (``status`` may be traced): fails
+    without a draw at 0 HP, on the same status or a type immunity (Poison types: poison); else
+    the SetStatus event (the clause handlers' tie draw), where Sleep Clause Mod refuses a foe's
+    sleep while another Pokemon of that side sleeps from a foe, Freeze Clause Mod a second
+    frozen one; then the status, its ``onStart`` (sleep: ``random(1, 8)`` turns) and, for par/brn,
+    ``moveHit``'s penalty. ``by_ally``: the source is on the same side (Rest)."""
+    status = _i(status)
+    by_ally = jnp.asarray(by_ally)
     cur = _i(mon(ctx, "status", s))
-    en = en & (_i(mon(ctx, "hp", s)) > 0) & (cur != status)
-    if status in (T.STATUS_PSN, T.STATUS_TOX):
-        en = en & ~M.has_type(mon(ctx, "types", s), MV.POISON_TYPE)
+    poison = (status == T.STATUS_PSN) | (status == T.STATUS_TOX)
+    en = en & (_i(mon(ctx, "hp", s)) > 0) & (cur != status) & ~(
+        poison & M.has_type(mon(ctx, "types", s), MV.POISON_TYPE))
     ctx, _ = tie(ctx, en)
     team = ctx["st"]["team"]
-    if status == T.STATUS_FRZ:
-        en = en & ~(team["status"][s] == T.STATUS_FRZ).any()
-    if status == T.STATUS_SLP and not by_ally:
-        foe_slept = (team["status"][s] == T.STATUS_SLP) & (team["hp"][s] > 0) & ~team[
-            "status_by_ally"][s]
-        en = en & ~foe_slept.any()
+    frozen = (team["status"][s] == T.STATUS_FRZ).any()
+    foe_slept = ((team["status"][s] == T.STATUS_SLP) & (team["hp"][s] > 0)
+                 & ~team["status_by_ally"][s]).any()
+    en = en & ~((status == T.STATUS_FRZ) & frozen) & ~(
+        (status == T.STATUS_SLP) & ~by_ally & foe_slept)
     ctx = mset(ctx, "status", s, status, en)
     ctx = mset(ctx, "status_by_ally", s, by_ally, en)
-    if status == T.STATUS_SLP:
-        ctx, turns = rand_range(ctx, en, 1, 8)
-        ctx = mset(ctx, "sleep_turns", s, turns, en)
-        ctx = mset(ctx, "sleep_start", s, turns, en)
+    sleep = en & (status == T.STATUS_SLP)
+    ctx, turns = rand_range(ctx, sleep, 1, 8)
+    ctx = mset(ctx, "sleep_turns", s, turns, sleep)
+    ctx = mset(ctx, "sleep_start", s, turns, sleep)
     mod = mon(ctx, "modified", s)
-    if status == T.STATUS_PAR:
-        ctx = mset(ctx, "modified", s, _setk(mod, 4, M.modify_stat(mod[4], 1, 4)), en)
-    if status == T.STATUS_BRN:
-        ctx = mset(ctx, "modified", s, _setk(mod, 0, M.modify_stat(mod[0], 1, 2)), en)
-    return ctx, en
+    mod = jnp.where(status == T.STATUS_PAR, _setk(mod, 4, M.modify_stat(mod[4], 1, 4)), mod)
+    mod = jnp.where(status == T.STATUS_BRN, _setk(mod, 0, M.modify_stat(mod[0], 1, 2)), mod)
+    return mset(ctx, "modified", s, mod, en), en
 
 
 def heal(ctx: Ctx, en: Any, s: Any, amount: Any) -> Ctx:
@@ -406,65 +414,6 @@ def get_damage(ctx: Ctx, en: Any, a: Any, d: Any, move: Array, preset: Any
     return ctx, dmg
 
 
-def secondary(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
-    """``moveHit``'s secondaries (the target still has HP): the skip without a draw for a
-    par/brn/frz secondary on a target of the move's type, the chance draw, then the secondary's
-    own ``moveHit``: status (only on a target with none), flinch, confusion (``random(2, 6)``
-    turns), stat drops (and the foe's penalty re-applied)."""
-    applies = en & M.secondary_applies(move, mon(ctx, "types", d))
-    state, ok = M.secondary_check(ctx["st"]["prng"], move)
-    ctx = _record(_advance(ctx, applies, state), applies, 256, NONE)
-    go = applies & ok
-    kind = _i(jnp.asarray(T.MOVE_SECONDARY_KIND)[move])
-    status = _i(jnp.asarray(T.MOVE_SECONDARY_STATUS)[move])
-    is_status = go & (kind == T.SECONDARY_STATUS) & (_i(mon(ctx, "status", d)) == 0)
-    for code in (T.STATUS_PAR, T.STATUS_BRN, T.STATUS_FRZ, T.STATUS_PSN):
-        ctx, _ = set_status(ctx, is_status & (status == code), d, code)
-    flinch = go & (kind == T.SECONDARY_FLINCH)
-    ctx = set_vol(ctx, d, _V["flinch"], True, flinch)
-    ctx = aset(ctx, "flinch_duration", d, 1, flinch)
-    ctx = set_vol(ctx, d, _V["mustrecharge"], False, flinch)  # flinch.onStart
-    confuse = go & (kind == T.SECONDARY_CONFUSION) & ~has_vol(ctx, d, "confusion")
-    ctx, turns = rand_range(ctx, confuse, 2, 6)
-    ctx = set_vol(ctx, d, _V["confusion"], True, confuse)
-    ctx = aset(ctx, "confusion_time", d, turns, confuse)
-    drop = go & (kind == T.SECONDARY_BOOST)
-    ctx, ok = boost(ctx, drop, d, jnp.asarray(MV.SECONDARY_BOOSTS)[move],
-                    jnp.asarray(MV.SECONDARY_BOOST_ORDER)[move])
-    return reapply_penalty(ctx, d, drop & ok)
-
-
-def try_move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> tuple[Ctx, Array]:
-    """``tryMoveHit`` + ``moveHit`` for the supported damaging moves. Returns (ctx, hit): the
-    move connected (``damage !== false``)."""
-    en = en & (_i(jnp.asarray(T.MOVE_CATEGORY)[move]) != T.CATEGORY_STATUS)
-    mtype = _i(jnp.asarray(T.MOVE_TYPE)[move])
-    immune = M.is_immune(mtype, mon(ctx, "types", d), jnp.asarray(T.MOVE_IGNORE_IMMUNITY)[move])
-    go = en & ~immune
-    acc = M.accuracy(move, aget(ctx, "boosts", a)[5], aget(ctx, "boosts", d)[6],
-                     has_vol(ctx, d, "mustrecharge"))
-    ctx, ok = chance(ctx, go & ~acc.always_hits, acc.numerator, 256)
-    hit = go & (acc.always_hits | ok)
-    ctx = bset(ctx, "last_damage", 0, go & ~hit)
-    state, hits, drew = M.multihit_count(ctx["st"]["prng"], move)
-    ctx = _record(_advance(ctx, hit & drew, state), hit & drew, 8, NONE)
-    ctx, dmg = get_damage(ctx, hit, a, d, move, -1)
-    landed = hit & (dmg.kind != M.KIND_FALSE)
-    number = landed & (dmg.kind == M.KIND_NUMBER)
-    ctx, first = damage(ctx, number, d, dmg.damage, True)
-    done = jnp.asarray(1)
-    for k in range(2, 6):  # hits 2..5 repeat the first hit's damage while the target stands
-        more = number & (hits >= k) & (_i(mon(ctx, "hp", d)) > 0)
-        ctx, _ = damage(ctx, more, d, first, True)
-        done = jnp.where(more, k, done)
-    last_hit = done == hits
-    ctx = secondary(ctx, landed & last_hit & (_i(mon(ctx, "hp", d)) > 0), a, d, move)
-    thaw = landed & jnp.asarray(MV.SECONDARY_IS_BURN)[move] & (
-        _i(mon(ctx, "status", d)) == T.STATUS_FRZ)
-    ctx = cure_status(ctx, d, thaw)
-    return ctx, landed
-
-
 def recovery_fails(hp: Array, maxhp: Array) -> Array:
     """``mods/gen1/moves.ts`` recover / softboiled / rest ``onHit``: full HP, or maxHP - HP of
     255 or 511 unless HP is a multiple of 256."""
@@ -472,14 +421,26 @@ def recovery_fails(hp: Array, maxhp: Array) -> Array:
     return (hp == maxhp) | (((gap == 255) | (gap == 511)) & (hp % 256 != 0))
 
 
-def status_move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
-    """``tryMoveHit`` + ``moveHit`` for a status move (``getDamage`` gives undefined, no draw):
-    immunity, accuracy (``accuracy: true`` for self-targeting moves), ``onTryHit`` (a screen
-    already up fails), ``boosts`` (Mist keeps a foe's status move from lowering stats; on
-    success the user's foe's penalty is re-applied), ``status`` (only on a target with none),
-    ``volatileStatus``, then ``onHit`` (Recover / Softboiled: half the maximum HP; Rest: sleep for
-    2 turns after its ``random(1, 8)``, full HP)."""
-    en = en & (_i(jnp.asarray(T.MOVE_CATEGORY)[move]) == T.CATEGORY_STATUS)
+def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
+    """``tryMoveHit`` + ``moveHit`` (``mods/gen1/scripts.ts``) for side ``a``'s move on its target
+    (the foe, or itself for ``target: 'self'``), both kinds of move in one predicated pass:
+
+    * immunity (``runImmunity``), the accuracy draw (none for ``accuracy: true``), a miss sets
+      ``lastDamage = 0``;
+    * a damaging move: the multi-hit count, ``getDamage`` (crit, roll, Psywave), ``battle.damage``
+      per hit (later hits repeat the first's damage while the target stands), then on the last
+      hit, target standing, its secondary: the skip without a draw for a par/brn/frz secondary on
+      a target of the move's type, the chance draw, then the effect;
+    * a status move (``getDamage`` undefined, no draw): ``onTryHit`` (a screen already up fails),
+      ``boosts`` (Mist keeps a foe's status move from lowering stats);
+    * the effects, shared by secondaries and status moves: stat changes (on success the user's
+      foe's penalty is re-applied), a status (only on a target with none, except sleep on a
+      recharging one), flinch, a volatile (confusion lasts ``random(2, 6)``), ``onHit`` (Recover /
+      Softboiled heal half the maximum HP; Rest: sleep for 2 turns after its ``random(1, 8)``,
+      full HP), and ``AfterMoveSecondary``: a burn secondary thaws a frozen target.
+    """
+    category = _i(jnp.asarray(T.MOVE_CATEGORY)[move])
+    status_move = category == T.CATEGORY_STATUS
     self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
     t = jnp.where(self_t, a, d)
     mtype = _i(jnp.asarray(T.MOVE_TYPE)[move])
@@ -490,42 +451,76 @@ def status_move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx, ok = chance(ctx, go & ~acc.always_hits, acc.numerator, 256)
     hit = go & (acc.always_hits | ok)
     ctx = bset(ctx, "last_damage", 0, go & ~hit)
+    # -- damaging: hits, damage
+    dhit = hit & ~status_move
+    state, hits, drew = M.multihit_count(ctx["st"]["prng"], move)
+    ctx = _record(_advance(ctx, dhit & drew, state), dhit & drew, 8, NONE)
+    ctx, dmg = get_damage(ctx, dhit, a, d, move, -1)
+    landed = dhit & (dmg.kind != M.KIND_FALSE)
+    number = landed & (dmg.kind == M.KIND_NUMBER)
+    ctx, first = damage(ctx, number, d, dmg.damage, True)
+    done = jnp.asarray(1)
+    for k in range(2, 6):  # hits 2..5 repeat the first hit's damage while the target stands
+        more = number & (hits >= k) & (_i(mon(ctx, "hp", d)) > 0)
+        ctx, _ = damage(ctx, more, d, first, True)
+        done = jnp.where(more, k, done)
+    standing = _i(mon(ctx, "hp", d)) > 0
+    applies = (landed & (done == hits) & standing & M.secondary_applies(move, mon(ctx, "types", d)))
+    state, sec_ok = M.secondary_check(ctx["st"]["prng"], move)
+    ctx = _record(_advance(ctx, applies, state), applies, 256, NONE)
+    sec = applies & sec_ok
+    kind = _i(jnp.asarray(T.MOVE_SECONDARY_KIND)[move])
+    # -- status move: onTryHit
     vol = jnp.asarray(MV.MOVE_VOLATILE)[move]
     screen_up = (((move == MV.ID["reflect"]) & has_vol(ctx, t, "reflect"))
                  | ((move == MV.ID["lightscreen"]) & has_vol(ctx, t, "lightscreen")))
-    h = hit & ~screen_up
-    # boosts (scripts.ts battle.boost; conditions mist.onTryBoost)
-    deltas = _i(jnp.asarray(MV.MOVE_BOOSTS)[move])
-    has_boosts = (deltas != 0).any()
-    misted = has_vol(ctx, t, "mist") & ~self_t
-    deltas = jnp.where(misted & (deltas < 0), 0, deltas)
-    order = jnp.asarray(MV.MOVE_BOOST_ORDER)[move]
+    h = hit & status_move & ~screen_up
+    # -- stat changes (scripts.ts battle.boost; conditions mist.onTryBoost)
+    deltas = jnp.where(status_move, _i(jnp.asarray(MV.MOVE_BOOSTS)[move]),
+                       _i(jnp.asarray(MV.SECONDARY_BOOSTS)[move]))
+    deltas = jnp.where(status_move & has_vol(ctx, t, "mist") & ~self_t & (deltas < 0), 0, deltas)
+    order = jnp.where(status_move, jnp.asarray(MV.MOVE_BOOST_ORDER)[move],
+                      jnp.asarray(MV.SECONDARY_BOOST_ORDER)[move])
     order = jnp.where(deltas[jnp.maximum(_i(order), 0)] != 0, order, -1)
-    ctx, boosted = boost(ctx, h & has_boosts, t, deltas, order)
-    ctx = reapply_penalty(ctx, d, h & has_boosts & boosted)
-    # status (moveHit: a sleep move on a recharging target ignores its current status)
-    status = _i(jnp.asarray(T.MOVE_STATUS)[move])
+    wants = jnp.where(status_move, h & (_i(jnp.asarray(MV.MOVE_BOOSTS)[move]) != 0).any(),
+                      sec & (kind == T.SECONDARY_BOOST))
+    ctx, boosted = boost(ctx, wants, t, deltas, order)
+    ctx = reapply_penalty(ctx, d, wants & boosted)
+    # -- a status (moveHit: only on a target without one, save sleep on a recharging target)
+    primary = _i(jnp.asarray(T.MOVE_STATUS)[move])
+    rest = h & (move == MV.ID["rest"])
+    hp, maxhp = _i(mon(ctx, "hp", t)), _i(mon(ctx, "maxhp", t))
     free = (_i(mon(ctx, "status", t)) == T.STATUS_NONE) | (
-        (status == T.STATUS_SLP) & has_vol(ctx, t, "mustrecharge"))
-    for code in (T.STATUS_PAR, T.STATUS_SLP, T.STATUS_PSN):
-        ctx, done = set_status(ctx, h & free & (status == code) & (move != MV.ID["rest"]), t,
-                               code)
-        ctx = set_vol(ctx, t, _V["mustrecharge"], False, done & (code == T.STATUS_SLP))
-    # volatileStatus (addVolatile fails on one already there; confusion lasts random(2, 6))
-    add = h & (vol != 0) & ((aget(ctx, "volatiles", t) & vol) == 0)
+        (primary == T.STATUS_SLP) & has_vol(ctx, t, "mustrecharge"))
+    code = jnp.where(status_move, jnp.where(rest, T.STATUS_SLP, primary),
+                     _i(jnp.asarray(T.MOVE_SECONDARY_STATUS)[move]))
+    wants = jnp.where(status_move, (h & free & (primary != 0) & ~rest)
+                      | (rest & ~recovery_fails(hp, maxhp)),
+                      sec & (kind == T.SECONDARY_STATUS) & free)
+    ctx, done_status = set_status(ctx, wants, t, code, by_ally=rest)
+    ctx = set_vol(ctx, t, _V["mustrecharge"], False,
+                  done_status & status_move & (primary == T.STATUS_SLP))
+    ctx = mset(ctx, "sleep_turns", t, 2, done_status & rest)
+    ctx = mset(ctx, "sleep_start", t, 2, done_status & rest)
+    ctx = heal(ctx, done_status & rest, t, maxhp)
+    recover = h & ((move == MV.ID["recover"]) | (move == MV.ID["softboiled"]))
+    ctx = heal(ctx, recover & ~recovery_fails(hp, maxhp), t, maxhp // 2)
+    # -- flinch, volatiles (addVolatile fails on one already there)
+    flinch = sec & (kind == T.SECONDARY_FLINCH)
+    ctx = set_vol(ctx, d, _V["flinch"], True, flinch)
+    ctx = aset(ctx, "flinch_duration", d, 1, flinch)
+    ctx = set_vol(ctx, d, _V["mustrecharge"], False, flinch)  # flinch.onStart
+    vol = jnp.where(status_move, vol, jnp.where(kind == T.SECONDARY_CONFUSION,
+                                                jnp.uint32(_V["confusion"]), jnp.uint32(0)))
+    add = jnp.where(status_move, h, sec) & (vol != 0) & ((aget(ctx, "volatiles", t) & vol) == 0)
     confuse = add & (vol == _V["confusion"])
     ctx, turns = rand_range(ctx, confuse, 2, 6)
     ctx = aset(ctx, "confusion_time", t, turns, confuse)
     ctx = aset(ctx, "volatiles", t, aget(ctx, "volatiles", t) | vol, add)
-    # onHit
-    hp, maxhp = _i(mon(ctx, "hp", t)), _i(mon(ctx, "maxhp", t))
-    recover = h & ((move == MV.ID["recover"]) | (move == MV.ID["softboiled"]))
-    ctx = heal(ctx, recover & ~recovery_fails(hp, maxhp), t, maxhp // 2)
-    rest = h & (move == MV.ID["rest"]) & ~recovery_fails(hp, maxhp)
-    ctx, slept = set_status(ctx, rest, t, T.STATUS_SLP, by_ally=True)
-    ctx = mset(ctx, "sleep_turns", t, 2, slept)
-    ctx = mset(ctx, "sleep_start", t, 2, slept)
-    return heal(ctx, slept, t, maxhp)
+    # -- AfterMoveSecondary (conditions.ts frz.onAfterMoveSecondary)
+    thaw = landed & jnp.asarray(MV.SECONDARY_IS_BURN)[move] & (
+        _i(mon(ctx, "status", d)) == T.STATUS_FRZ)
+    return cure_status(ctx, d, thaw)
 
 
 def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
@@ -576,8 +571,7 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     ctx = sset(ctx, "last_enemy_move", a, move, go)
     ctx = aset(ctx, "last_move", a, move, go)
     ctx = bset(ctx, "last_damage", 0, go & ~jnp.asarray(MV.SKIP_LASTDAMAGE)[move])
-    ctx, _ = try_move_hit(ctx, go, a, d, move)
-    ctx = status_move_hit(ctx, go, a, d, move)
+    ctx = move_hit(ctx, go, a, d, move)
     t = jnp.where(self_t, a, d)  # useMove: target 'self'
     return residual_status_damage(ctx, a, go & (_i(mon(ctx, "hp", t)) > 0), self_t)
 
@@ -596,10 +590,7 @@ def switch_in(ctx: Ctx, en: Any, s: Any, j: Any) -> Ctx:
     ctx = tset(ctx, "position", s, old, new_pos, en)
     ctx = tset(ctx, "position", s, j, 0, en)
     ctx = aset(ctx, "slot", s, j, en)
-    for k in _RESET_ACTIVE_ZERO:
-        ctx = aset(ctx, k, s, jnp.zeros_like(aget(ctx, k, s)), en)
-    ctx = aset(ctx, "species", s, tget(ctx, "species", s, j), en)
-    ctx = aset(ctx, "stored", s, tget(ctx, "stats", s, j), en)
+    ctx = _zero_active(ctx, s, j, en)
     return update_speed(ctx, s, en)
 
 
@@ -704,22 +695,31 @@ def _forced_switches(ctx: Ctx, c: Array) -> Ctx:
     ctx, swapped = tie(ctx, both & (sp[0] == sp[1]))
     first = jnp.where(need[0] & need[1], jnp.where((sp[1] > sp[0]) | swapped, 1, 0),
                       jnp.where(need[0], 0, 1))
-    second = 1 - first
-    ctx = switch_in(ctx, True, first, team_index_at(ctx, first, c[first] - SWITCH))
-    # instaswitch next in the queue: runAction returns before Update
-    ctx = after_action(ctx, True, update=~both)
-    ctx = switch_in(ctx, both, second, team_index_at(ctx, second, c[second] - SWITCH))
-    # insertChoice(runSwitch second) into [runSwitch first]
-    sf, ss = ctx["speed"][first], ctx["speed"][second]
-    ctx, lands_first = rand_range(ctx, both & (sf == ss), 0, 2)
-    second_runs_first = both & ((ss > sf) | ((ss == sf) & (lands_first == 0)))
-    ctx = after_action(ctx, both)
-    r1 = jnp.where(second_runs_first, second, first)
-    r2 = 1 - r1
-    ctx = run_switch(ctx, ctx["live"], r1)
-    ctx = after_action(ctx, ctx["live"])
-    ctx = run_switch(ctx, both & ctx["live"], r2)
-    ctx = after_action(ctx, both & ctx["live"])
+
+    def instaswitch(k: int, carry: tuple) -> tuple:
+        ctx, rs_first = carry
+        s = jnp.where(k == 0, first, 1 - first)
+        en = (k == 0) | both
+        ctx = switch_in(ctx, en, s, team_index_at(ctx, s, c[s] - SWITCH))
+        # insertChoice(runSwitch) of the second into [runSwitch of the first]: by the new
+        # Pokemon's speed, a tie drawing random(0, 2)
+        sf, ss = ctx["speed"][first], ctx["speed"][1 - first]
+        ctx, lands = rand_range(ctx, en & (k == 1) & (sf == ss), 0, 2)
+        second_first = en & (k == 1) & ((ss > sf) | ((ss == sf) & (lands == 0)))
+        rs_first = jnp.where(second_first, 1 - first, rs_first)
+        # with another instaswitch next in the queue, runAction returns before Update
+        ctx = after_action(ctx, en, update=(k == 1) | ~both)
+        return ctx, rs_first
+
+    ctx, r1 = jax.lax.fori_loop(0, 2, instaswitch, (ctx, first))
+
+    def runswitch(k: int, ctx: Ctx) -> Ctx:
+        s = jnp.where(k == 0, r1, 1 - r1)
+        en = ctx["live"] & ((k == 0) | both)
+        ctx = run_switch(ctx, en, s)
+        return after_action(ctx, en)
+
+    ctx = jax.lax.fori_loop(0, 2, runswitch, ctx)
     return end_turn(ctx, ctx["live"] & ~ctx["st"]["ended"])
 
 
