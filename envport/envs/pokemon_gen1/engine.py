@@ -459,6 +459,19 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     landed = dhit & (dmg.kind != M.KIND_FALSE)
     number = landed & (dmg.kind == M.KIND_NUMBER)
     ctx, first = damage(ctx, number, d, dmg.damage, True)
+    # spreadDamage's drain (gen <= 4: lastDamage = the amount, then heal), then moveHit's
+    # applyRecoilDamage (mods/gen4/scripts.ts: floor(dealt * recoil), min 1; no lastDamage)
+    drain = jnp.asarray(T.MOVE_DRAIN)[move]
+    drains = number & (first > 0) & (drain[1] > 0)
+    amount = jnp.maximum(first * drain[0] // jnp.maximum(drain[1], 1), 1)
+    ctx = bset(ctx, "last_damage", amount, drains)
+    ctx = heal(ctx, drains, a, amount)
+    recoil = jnp.asarray(T.MOVE_RECOIL)[move]
+    recoils = number & (first > 0) & (recoil[1] > 0)
+    ctx, _ = damage(ctx, recoils, a, jnp.maximum(first * recoil[0] // jnp.maximum(recoil[1], 1), 1),
+                    False)
+    # moveHit's self effect: Hyper Beam's mustrecharge (AfterMove drops it after a KO)
+    ctx = set_vol(ctx, a, _V["mustrecharge"], True, landed & jnp.asarray(MV.SELF_RECHARGE)[move])
     done = jnp.asarray(1)
     for k in range(2, 6):  # hits 2..5 repeat the first hit's damage while the target stands
         more = number & (hits >= k) & (_i(mon(ctx, "hp", d)) > 0)
@@ -517,6 +530,8 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx, turns = rand_range(ctx, confuse, 2, 6)
     ctx = aset(ctx, "confusion_time", t, turns, confuse)
     ctx = aset(ctx, "volatiles", t, aget(ctx, "volatiles", t) | vol, add)
+    # -- tryMoveHit: the Self-Destruct / Explosion user faints, hit, miss or immune
+    ctx = mset(ctx, "hp", a, 0, en & jnp.asarray(T.MOVE_SELFDESTRUCT)[move])
     # -- AfterMoveSecondary (conditions.ts frz.onAfterMoveSecondary)
     thaw = landed & jnp.asarray(MV.SECONDARY_IS_BURN)[move] & (
         _i(mon(ctx, "status", d)) == T.STATUS_FRZ)
@@ -534,6 +549,9 @@ def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
     aborted = frz | slp
     flinch = en & ~aborted & has_vol(ctx, a, "flinch")
     aborted = aborted | flinch
+    recharge = en & ~aborted & has_vol(ctx, a, "mustrecharge")  # returns null: stops the event
+    ctx = set_vol(ctx, a, _V["mustrecharge"], False, recharge)
+    aborted = aborted | recharge
     conf = en & ~aborted & has_vol(ctx, a, "confusion")
     t = _i(aget(ctx, "confusion_time", a)) - 1
     ctx = aset(ctx, "confusion_time", a, t, conf)
@@ -573,6 +591,8 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     ctx = bset(ctx, "last_damage", 0, go & ~jnp.asarray(MV.SKIP_LASTDAMAGE)[move])
     ctx = move_hit(ctx, go, a, d, move)
     t = jnp.where(self_t, a, d)  # useMove: target 'self'
+    # AfterMove: mods/gen1/conditions.ts mustrecharge.onAfterMove (no recharge after a KO)
+    ctx = set_vol(ctx, a, _V["mustrecharge"], False, go & (_i(mon(ctx, "hp", t)) <= 0))
     return residual_status_damage(ctx, a, go & (_i(mon(ctx, "hp", t)) > 0), self_t)
 
 
@@ -622,17 +642,22 @@ def team_index_at(ctx: Ctx, s: Any, position: Any) -> Array:
 # ---- the step -------------------------------------------------------------------------------
 
 def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
-    """``side.ts commitChoices`` (gen 1) for a move choice; returns the queued move id."""
+    """``side.ts commitChoices`` (gen 1) for a move choice; returns the queued move id: the
+    chosen slot's move; ``lastSelectedMove`` again for a sleeping or frozen Pokemon's "fight" and
+    for a locked one (Hyper Beam's recharge); Struggle when no move has PP."""
     status = _i(mon(ctx, "status", s))
-    fight = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP)
-    choose = en & ~fight
     moves = mon(ctx, "moves", s)
+    fight = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP) | has_vol(ctx, s, "mustrecharge")
+    struggle = en & ~fight & ~((moves > 0) & (mon(ctx, "pp", s) > 0)).any()
+    choose = en & ~fight & ~struggle
     k = jnp.clip(c, 0, 3)
     ctx = sset(ctx, "last_selected_move", s, moves[k], choose)
     ctx = sset(ctx, "last_selected_slot", s, k, choose)
     ctx = sset(ctx, "last_move", s, moves[k], choose)
     lss = _i(ctx["st"]["side"]["last_selected_slot"][s])
-    ctx = sset(ctx, "last_enemy_selected_move", s, moves[jnp.clip(lss, 0, 3)], en)
+    ctx = sset(ctx, "last_enemy_selected_move", s, moves[jnp.clip(lss, 0, 3)], en & ~struggle)
+    ctx = sset(ctx, "last_selected_move", s, MV.ID["struggle"], struggle)
+    ctx = sset(ctx, "last_enemy_selected_move", s, MV.ID["struggle"], struggle)
     return ctx, _i(ctx["st"]["side"]["last_selected_move"][s])
 
 
@@ -800,7 +825,9 @@ def legal_mask(b: S.Battle, player: Any) -> Array:
     usable = (moves > 0) & (pp > 0)
     status = team.status[s, j]
     fight = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP)
-    usable = jnp.where(fight | ~usable.any(), jnp.arange(4) == 0, usable)
+    recharge = (active.volatiles[s] & jnp.uint32(_V["mustrecharge"])) != 0  # locked: trapped
+    usable = jnp.where(fight | recharge | ~usable.any(), jnp.arange(4) == 0, usable)
+    switch = switch & ~recharge
     move_req = jnp.concatenate([usable, switch[:1] & False, switch[1:], jnp.zeros(1, bool)])
     switch_req = jnp.concatenate([jnp.zeros(5, bool), switch[1:], jnp.zeros(1, bool)])
     wait = jnp.zeros(N_CHOICES, bool).at[NO_CHOICE].set(True)

@@ -57,6 +57,12 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "self": (
         "reflect", "lightscreen", "focusenergy", "mist", "recover", "softboiled", "rest",
     ),
+    # damage with a cost or a gain for the user (Struggle, used when no move has PP, is also
+    # played: recoil 1/2)
+    "recoil": ("doubleedge", "takedown", "submission"),
+    "drain": ("absorb", "megadrain", "leechlife"),
+    "selfko": ("explosion", "selfdestruct"),
+    "recharge": ("hyperbeam",),
 }
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
@@ -112,7 +118,12 @@ for _m in SKIP_LASTDAMAGE_IDS:
     SKIP_LASTDAMAGE[T.MOVE_IDS[_m]] = True
 
 # Moves with their own ``onHit`` / ``onTryHit`` in the engine (ids, for ``jnp`` comparisons).
-ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboiled", "rest")}
+ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboiled", "rest",
+                                  "struggle")}
+# move.self.volatileStatus === 'mustrecharge' (Hyper Beam)
+SELF_RECHARGE = np.zeros(T.N_MOVES, np.bool_)
+for _name, _move in T.MOVES.items():
+    SELF_RECHARGE[_move["num"]] = (_move.get("self") or {}).get("volatileStatus") == "mustrecharge"
 
 # Type-based status immunity in Gen 1 (``Dex.forGen(1).getImmunity(status, types)``): only
 # Poison types resist poison; no type resists par/brn/frz/slp in Gen 1 (``mods/gen1/typechart``
