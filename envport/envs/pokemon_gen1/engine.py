@@ -530,6 +530,11 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx, turns = rand_range(ctx, confuse, 2, 6)
     ctx = aset(ctx, "confusion_time", t, turns, confuse)
     ctx = aset(ctx, "volatiles", t, aget(ctx, "volatiles", t) | vol, add)
+    # -- useMoveInner's MoveFail (miss, immune): Jump Kick / High Jump Kick's directDamage(1),
+    # which sets lastDamage in Gen 1
+    crash = en & ~landed & ((move == MV.ID["jumpkick"]) | (move == MV.ID["highjumpkick"]))
+    ctx = bset(ctx, "last_damage", 1, crash & (_i(mon(ctx, "hp", a)) > 0))
+    ctx, _ = damage(ctx, crash, a, 1, False)
     # -- tryMoveHit: the Self-Destruct / Explosion user faints, hit, miss or immune
     ctx = mset(ctx, "hp", a, 0, en & jnp.asarray(T.MOVE_SELFDESTRUCT)[move])
     # -- AfterMoveSecondary (conditions.ts frz.onAfterMoveSecondary)

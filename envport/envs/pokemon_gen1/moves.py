@@ -62,6 +62,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "recoil": ("doubleedge", "takedown", "submission"),
     "drain": ("absorb", "megadrain", "leechlife"),
     "selfko": ("explosion", "selfdestruct"),
+    "crash": ("jumpkick", "highjumpkick"),
     "recharge": ("hyperbeam",),
 }
 
@@ -119,7 +120,7 @@ for _m in SKIP_LASTDAMAGE_IDS:
 
 # Moves with their own ``onHit`` / ``onTryHit`` in the engine (ids, for ``jnp`` comparisons).
 ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboiled", "rest",
-                                  "struggle")}
+                                  "struggle", "jumpkick", "highjumpkick")}
 # move.self.volatileStatus === 'mustrecharge' (Hyper Beam)
 SELF_RECHARGE = np.zeros(T.N_MOVES, np.bool_)
 for _name, _move in T.MOVES.items():
