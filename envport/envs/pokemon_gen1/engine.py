@@ -589,7 +589,7 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     # deductPP on lastSelectedMoveSlot (6-bit wrap)
     k = _i(ctx["st"]["side"]["last_selected_slot"][a])
     pp = mon(ctx, "pp", a)
-    ctx = mset(ctx, "pp", a, pp.at[k].set(((_i(pp[k]) - 1) & 63).astype(pp.dtype)), go)
+    ctx = mset(ctx, "pp", a, _setk(pp, k, (_i(pp[k]) - 1) & 63), go & (move != MV.ID["struggle"]))
     ctx = sset(ctx, "last_move", a, move, go)
     ctx = sset(ctx, "last_enemy_move", a, move, go)
     ctx = aset(ctx, "last_move", a, move, go)
