@@ -401,7 +401,11 @@ def _damage_inputs(ctx: Ctx, a: Any, d: Any, move: Array, preset: Any) -> M.Dama
         target_types=mon(ctx, "types", d), target_modified=mon(ctx, "modified", d),
         target_unmodified=mon(ctx, "stats", d), target_reflect=has_vol(ctx, d, "reflect"),
         target_light_screen=has_vol(ctx, d, "lightscreen"), target_hp=mon(ctx, "hp", d),
-        preset_damage=preset, last_damage=ctx["st"]["last_damage"])
+        preset_damage=preset, last_damage=ctx["st"]["last_damage"],
+        # Counter reads the target's side: lastEnemyMove and lastEnemySelectedMove
+        counter_last_move=ctx["st"]["side"]["last_enemy_move"][d],
+        counter_last_selected_is_counter=(ctx["st"]["side"]["last_enemy_selected_move"][d]
+                                          == MV.ID["counter"]))
 
 
 def get_damage(ctx: Ctx, en: Any, a: Any, d: Any, move: Array, preset: Any

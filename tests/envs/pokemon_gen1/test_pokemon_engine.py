@@ -49,6 +49,30 @@ def test_lockstep_on_showdown_generated_teams(worker):
     assert summary.identical == 2 and summary.ended == 2
 
 
+def test_lockstep_on_hand_built_teams_of_one_family_each(worker):
+    """Teams concentrated on Counter, sleep/paralysis/confusion moves, stat stages and the
+    user-side moves, so each family is exercised many times (the lockstep log shows them)."""
+    families = [
+        ["counter", "bodyslam", "submission", "seismictoss"],
+        ["sleeppowder", "thunderwave", "confuseray", "psybeam"],
+        ["swordsdance", "agility", "screech", "sandattack"],
+        ["rest", "recover", "reflect", "hyperbeam"],
+    ]
+    species = ["tauros", "snorlax", "hitmonchan", "chansey", "starmie", "gengar"]
+    rng = random.Random("families")
+    uses = 0
+    for k, moves in enumerate(families):
+        other = families[(k + 1) % len(families)]
+        teams = (worker.pack_team([gen1_set(s, moves, level=80) for s in species]),
+                 worker.pack_team([gen1_set(s, other, level=80) for s in rng.sample(species, 6)]))
+        div, steps, _, _ = L.run_battle(worker, k, [k + 1, 9, 9, 9], teams, rng,
+                                        max_steps=300)
+        assert div is None, div.describe()
+        assert steps > 5
+        uses += steps
+    assert uses > 60
+
+
 def test_a_wrong_state_is_reported_with_its_field(worker):
     rng = random.Random("tamper")
     teams = (L.pool_team(rng, worker), L.pool_team(rng, worker))
