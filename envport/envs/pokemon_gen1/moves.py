@@ -7,12 +7,18 @@ played wrong. Families (``data/mods/gen1/moves.ts`` / ``scripts.ts``):
 
 * ``plain``: damaging moves whose whole effect is ``getDamage`` (formula, ``damage: 'level'``,
   fixed damage, Super Fang, Psywave) and at most one secondary (par/brn/frz/psn status, flinch,
-  confusion, a stat drop), multi-hit included (2-5 and fixed 2).
+  confusion, a stat drop), multi-hit included (2-5 and fixed 2);
+* ``status``: a status on the foe (Sleep Clause Mod and sleep counters for sleep), confusion;
+* ``stages``: the user's stat boosts and the foe's stat drops (with Gen 1's penalty re-apply);
+* ``self``: Reflect, Light Screen, Focus Energy, Mist, Recover, Softboiled, Rest;
+* ``recoil``, ``drain``, ``selfko`` (Self-Destruct, Explosion), ``crash`` (Jump Kick, High Jump
+  Kick), ``recharge`` (Hyper Beam), ``counter``; Struggle when no move has PP.
 
-Not yet (each needs its own code in the turn loop): status moves, recoil, drain, Self-Destruct /
-Explosion, Hyper Beam, partial trapping, two-turn moves, Thrash / Petal Dance, Rage, Bide,
-Counter, OHKO, Jump Kick / High Jump Kick, Dream Eater, Pay Day, Struggle, Mimic, Mirror Move,
-Metronome, Transform, Substitute, ...
+Not yet (each needs its own code in the turn loop): Substitute, Mimic, Mirror Move, Transform,
+Metronome, two-turn moves (Sky Attack, Solar Beam, Razor Wind, Skull Bash, Dig, Fly), partial
+trapping (Wrap, Bind, Clamp, Fire Spin), Thrash / Petal Dance, Rage, Bide, Disable, Leech Seed,
+Toxic, Haze, Minimize, Defense Curl, Conversion, Dream Eater, Pay Day, OHKO moves, Splash,
+Teleport, Roar / Whirlwind.
 """
 
 from __future__ import annotations
