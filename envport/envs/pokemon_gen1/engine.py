@@ -462,36 +462,67 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx, dmg = get_damage(ctx, dhit, a, d, move, -1)
     landed = dhit & (dmg.kind != M.KIND_FALSE)
     number = landed & (dmg.kind == M.KIND_NUMBER)
+    # mods/gen1/moves.ts substitute.onTryHit: the Substitute takes the uncapped damage (also
+    # battle.lastDamage); on hits 2..5 lastDamage again; the target itself is not hit
+    had_sub = has_vol(ctx, d, "substitute")
+    into_sub = landed & had_sub
+    uncapped = dmg.damage
+    ctx = bset(ctx, "last_damage", uncapped, into_sub)
+    sub_hp = _i(aget(ctx, "substitute_hp", d))
+    for k in range(1, 6):
+        hit_k = into_sub & (hits >= k) & (sub_hp > 0)
+        sub_hp = jnp.where(hit_k, sub_hp - jnp.minimum(uncapped, sub_hp), sub_hp)
+    broke = into_sub & (sub_hp <= 0)
+    survived = into_sub & ~broke
+    ctx = aset(ctx, "substitute_hp", d, jnp.maximum(sub_hp, 0), into_sub)
+    ctx = set_vol(ctx, d, _V["substitute"], False, broke)
+    ctx = aset(ctx, "substitute_hp", d, 0, broke)
+    number = number & ~had_sub
     ctx, first = damage(ctx, number, d, dmg.damage, True)
     # spreadDamage's drain (gen <= 4: lastDamage = the amount, then heal), then moveHit's
-    # applyRecoilDamage (mods/gen4/scripts.ts: floor(dealt * recoil), min 1; no lastDamage)
+    # applyRecoilDamage (mods/gen4/scripts.ts: floor(dealt * recoil), min 1; no lastDamage);
+    # through a Substitute that holds, both on the uncapped damage (none when it breaks)
+    dealt = jnp.where(had_sub, uncapped, first)
     drain = jnp.asarray(T.MOVE_DRAIN)[move]
-    drains = number & (first > 0) & (drain[1] > 0)
-    amount = jnp.maximum(first * drain[0] // jnp.maximum(drain[1], 1), 1)
+    drains = ((number & (first > 0)) | survived) & (drain[1] > 0)
+    amount = jnp.maximum(dealt * drain[0] // jnp.maximum(drain[1], 1), 1)
     ctx = bset(ctx, "last_damage", amount, drains)
     ctx = heal(ctx, drains, a, amount)
     recoil = jnp.asarray(T.MOVE_RECOIL)[move]
-    recoils = number & (first > 0) & (recoil[1] > 0)
-    ctx, _ = damage(ctx, recoils, a, jnp.maximum(first * recoil[0] // jnp.maximum(recoil[1], 1), 1),
+    recoils = (number | survived) & (dealt > 0) & (recoil[1] > 0)
+    ctx, _ = damage(ctx, recoils, a, jnp.maximum(dealt * recoil[0] // jnp.maximum(recoil[1], 1), 1),
                     False)
-    # moveHit's self effect: Hyper Beam's mustrecharge (AfterMove drops it after a KO)
-    ctx = set_vol(ctx, a, _V["mustrecharge"], True, landed & jnp.asarray(MV.SELF_RECHARGE)[move])
+    # moveHit's self effect: Hyper Beam's mustrecharge (AfterMove drops it after a KO; none
+    # after breaking a Substitute)
+    ctx = set_vol(ctx, a, _V["mustrecharge"], True,
+                  landed & ~broke & jnp.asarray(MV.SELF_RECHARGE)[move])
     done = jnp.asarray(1)
     for k in range(2, 6):  # hits 2..5 repeat the first hit's damage while the target stands
         more = number & (hits >= k) & (_i(mon(ctx, "hp", d)) > 0)
         ctx, _ = damage(ctx, more, d, first, True)
         done = jnp.where(more, k, done)
     standing = _i(mon(ctx, "hp", d)) > 0
-    applies = (landed & (done == hits) & standing & M.secondary_applies(move, mon(ctx, "types", d)))
+    kind = _i(jnp.asarray(T.MOVE_SECONDARY_KIND)[move])
+    # secondaries: not through a Substitute, except a confusion secondary while it holds
+    applies = ((number & (done == hits) & standing)
+               | (survived & (kind == T.SECONDARY_CONFUSION))) & M.secondary_applies(
+                   move, mon(ctx, "types", d))
     state, sec_ok = M.secondary_check(ctx["st"]["prng"], move)
     ctx = _record(_advance(ctx, applies, state), applies, 256, NONE)
     sec = applies & sec_ok
-    kind = _i(jnp.asarray(T.MOVE_SECONDARY_KIND)[move])
     # -- status move: onTryHit
     vol = jnp.asarray(MV.MOVE_VOLATILE)[move]
     screen_up = (((move == MV.ID["reflect"]) & has_vol(ctx, t, "reflect"))
                  | ((move == MV.ID["lightscreen"]) & has_vol(ctx, t, "lightscreen")))
-    h = hit & status_move & ~screen_up
+    hp_t, maxhp_t = _i(mon(ctx, "hp", t)), _i(mon(ctx, "maxhp", t))
+    sub_fails = (move == MV.ID["substitute"]) & (has_vol(ctx, t, "substitute")
+                                                 | (hp_t * 4 < maxhp_t))
+    # a foe's Substitute blocks poison, stat changes and confusion (not sleep or paralysis)
+    primary = _i(jnp.asarray(T.MOVE_STATUS)[move])
+    blocked = has_vol(ctx, t, "substitute") & ~self_t & (
+        (primary == T.STATUS_PSN) | (primary == T.STATUS_TOX)
+        | (_i(jnp.asarray(MV.MOVE_BOOSTS)[move]) != 0).any() | (vol == _V["confusion"]))
+    h = hit & status_move & ~screen_up & ~sub_fails & ~blocked
     # -- stat changes (scripts.ts battle.boost; conditions mist.onTryBoost)
     deltas = jnp.where(status_move, _i(jnp.asarray(MV.MOVE_BOOSTS)[move]),
                        _i(jnp.asarray(MV.SECONDARY_BOOSTS)[move]))
@@ -504,7 +535,6 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx, boosted = boost(ctx, wants, t, deltas, order)
     ctx = reapply_penalty(ctx, d, wants & boosted)
     # -- a status (moveHit: only on a target without one, save sleep on a recharging target)
-    primary = _i(jnp.asarray(T.MOVE_STATUS)[move])
     rest = h & (move == MV.ID["rest"])
     hp, maxhp = _i(mon(ctx, "hp", t)), _i(mon(ctx, "maxhp", t))
     free = (_i(mon(ctx, "status", t)) == T.STATUS_NONE) | (
@@ -534,13 +564,17 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx, turns = rand_range(ctx, confuse, 2, 6)
     ctx = aset(ctx, "confusion_time", t, turns, confuse)
     ctx = aset(ctx, "volatiles", t, aget(ctx, "volatiles", t) | vol, add)
+    # Substitute: hp floor(maxHP/4) + 1 (condition onStart), then onHit's directDamage(maxHP/4)
+    made = add & (vol == _V["substitute"])
+    ctx = aset(ctx, "substitute_hp", t, maxhp_t // 4 + 1, made)
+    ctx, _ = damage(ctx, made & (maxhp_t > 3), t, maxhp_t // 4, False)
     # -- useMoveInner's MoveFail (miss, immune): Jump Kick / High Jump Kick's directDamage(1),
     # which sets lastDamage in Gen 1
     crash = en & ~landed & ((move == MV.ID["jumpkick"]) | (move == MV.ID["highjumpkick"]))
     ctx = bset(ctx, "last_damage", 1, crash & (_i(mon(ctx, "hp", a)) > 0))
     ctx, _ = damage(ctx, crash, a, 1, False)
     # -- tryMoveHit: the Self-Destruct / Explosion user faints, hit, miss or immune
-    ctx = mset(ctx, "hp", a, 0, en & jnp.asarray(T.MOVE_SELFDESTRUCT)[move])
+    ctx = mset(ctx, "hp", a, 0, en & jnp.asarray(T.MOVE_SELFDESTRUCT)[move] & ~broke)
     # -- AfterMoveSecondary (conditions.ts frz.onAfterMoveSecondary)
     thaw = landed & jnp.asarray(MV.SECONDARY_IS_BURN)[move] & (
         _i(mon(ctx, "status", d)) == T.STATUS_FRZ)
@@ -572,7 +606,15 @@ def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
     mod = mon(ctx, "modified", a)
     self_hit = M.confusion_self_damage(mon(ctx, "level", a), mod[0], mod[1])
     ctx = bset(ctx, "last_damage", jnp.maximum(self_hit, 1), hurts)  # directDamage, gen 1
-    ctx, _ = damage(ctx, hurts, a, self_hit, False)
+    # battle.ts directDamage (gen 1): a user behind a Substitute hurts the foe's Substitute if
+    # there is one, else nobody
+    own_sub = has_vol(ctx, a, "substitute")
+    foe = 1 - a
+    foe_sub = hurts & own_sub & has_vol(ctx, foe, "substitute")
+    left = _i(aget(ctx, "substitute_hp", foe)) - jnp.maximum(self_hit, 1)
+    ctx = aset(ctx, "substitute_hp", foe, jnp.maximum(left, 0), foe_sub)
+    ctx = set_vol(ctx, foe, _V["substitute"], False, foe_sub & (left <= 0))
+    ctx, _ = damage(ctx, hurts & ~own_sub, a, self_hit, False)
     ctx = set_vol(ctx, a, _CONFUSION_CLEARS, False, hurts)
     aborted = aborted | hurts
     par = en & ~aborted & (status == T.STATUS_PAR)

@@ -72,6 +72,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "recharge": ("hyperbeam",),
     # Counter: getDamage's damageCallback (twice battle.lastDamage after a Normal/Fighting move)
     "counter": ("counter",),
+    "substitute": ("substitute",),
 }
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
@@ -129,7 +130,7 @@ for _m in SKIP_LASTDAMAGE_IDS:
 # Moves with their own ``onHit`` / ``onTryHit`` in the engine (ids, for ``jnp`` comparisons).
 ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboiled", "rest",
                                   "struggle", "jumpkick", "highjumpkick",
-                                  "counter")}
+                                  "counter", "substitute")}
 # move.self.volatileStatus === 'mustrecharge' (Hyper Beam)
 SELF_RECHARGE = np.zeros(T.N_MOVES, np.bool_)
 for _name, _move in T.MOVES.items():

@@ -50,13 +50,14 @@ def test_lockstep_on_showdown_generated_teams(worker):
 
 
 def test_lockstep_on_hand_built_teams_of_one_family_each(worker):
-    """Teams concentrated on Counter, sleep/paralysis/confusion moves, stat stages and the
-    user-side moves, so each family is exercised many times (the lockstep log shows them)."""
+    """Teams concentrated on Counter, sleep/paralysis/confusion moves, stat stages, the
+    user-side moves and Substitute, so each family is exercised many times."""
     families = [
         ["counter", "bodyslam", "submission", "seismictoss"],
         ["sleeppowder", "thunderwave", "confuseray", "psybeam"],
         ["swordsdance", "agility", "screech", "sandattack"],
         ["rest", "recover", "reflect", "hyperbeam"],
+        ["substitute", "confuseray", "doubleedge", "explosion"],
     ]
     species = ["tauros", "snorlax", "hitmonchan", "chansey", "starmie", "gengar"]
     rng = random.Random("families")
@@ -109,8 +110,8 @@ def test_first_draw_names_where_two_tapes_part():
 
 
 def test_an_unsupported_move_is_rejected_up_front(worker):
-    team = worker.pack_team([gen1_set("snorlax", ["bodyslam", "substitute"], level=70)])
-    with pytest.raises(ValueError, match="substitute"):
+    team = worker.pack_team([gen1_set("snorlax", ["bodyslam", "transform"], level=70)])
+    with pytest.raises(ValueError, match="transform"):
         L.run_battle(worker, 0, [1, 2, 3, 4], (team, team), random.Random(0))
     with pytest.raises(ValueError, match="toxic, transform"):
         MV.check_supported(["bodyslam", "transform", "toxic"])
