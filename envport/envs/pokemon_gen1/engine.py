@@ -632,15 +632,28 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
     ctx = residual_status_damage(ctx, a, en & aborted, self_t)  # abortMove -> AfterMoveSelf
     go = en & ~aborted
+    # two-turn moves (scripts.ts TWO_TURN_MOVES; moves.ts onTryMove): the first turn adds
+    # twoturnmove and stops in useMoveInner's TryMove (no PP, no pokemon.lastMove, lastDamage
+    # untouched); the second removes it and runs the move
+    two = jnp.asarray(MV.TWO_TURN)[move]
+    charged = has_vol(ctx, a, "twoturnmove")
+    charging = go & two & ~charged
     # deductPP on lastSelectedMoveSlot (6-bit wrap)
     k = _i(ctx["st"]["side"]["last_selected_slot"][a])
     pp = mon(ctx, "pp", a)
-    ctx = mset(ctx, "pp", a, _setk(pp, k, (_i(pp[k]) - 1) & 63), go & (move != MV.ID["struggle"]))
+    ctx = mset(ctx, "pp", a, _setk(pp, k, (_i(pp[k]) - 1) & 63),
+               go & ~charging & (move != MV.ID["struggle"]))
     ctx = sset(ctx, "last_move", a, move, go)
     ctx = sset(ctx, "last_enemy_move", a, move, go)
-    ctx = aset(ctx, "last_move", a, move, go)
-    ctx = bset(ctx, "last_damage", 0, go & ~jnp.asarray(MV.SKIP_LASTDAMAGE)[move])
-    ctx = move_hit(ctx, go, a, d, move)
+    ctx = aset(ctx, "last_move", a, move, go & ~charging)
+    ctx = set_vol(ctx, a, _V["twoturnmove"], True, charging)
+    ctx = aset(ctx, "twoturn_move", a, move, charging)
+    ctx = aset(ctx, "twoturn_source", a, 0, charging)
+    ctx = set_vol(ctx, a, _V["twoturnmove"] | _V["invulnerability"], False, go & two & charged)
+    ctx = aset(ctx, "twoturn_move", a, 0, go & two & charged)
+    go_hit = go & ~charging
+    ctx = bset(ctx, "last_damage", 0, go_hit & ~jnp.asarray(MV.SKIP_LASTDAMAGE)[move])
+    ctx = move_hit(ctx, go_hit, a, d, move)
     t = jnp.where(self_t, a, d)  # useMove: target 'self'
     # AfterMove: mods/gen1/conditions.ts mustrecharge.onAfterMove (no recharge after a KO)
     ctx = set_vol(ctx, a, _V["mustrecharge"], False, go & (_i(mon(ctx, "hp", t)) <= 0))
@@ -698,7 +711,8 @@ def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
     for a locked one (Hyper Beam's recharge); Struggle when no move has PP."""
     status = _i(mon(ctx, "status", s))
     moves = mon(ctx, "moves", s)
-    fight = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP) | has_vol(ctx, s, "mustrecharge")
+    fight = ((status == T.STATUS_FRZ) | (status == T.STATUS_SLP) | has_vol(ctx, s, "mustrecharge")
+             | has_vol(ctx, s, "twoturnmove"))
     struggle = en & ~fight & ~((moves > 0) & (mon(ctx, "pp", s) > 0)).any()
     choose = en & ~fight & ~struggle
     k = jnp.clip(c, 0, 3)
@@ -876,7 +890,8 @@ def legal_mask(b: S.Battle, player: Any) -> Array:
     usable = (moves > 0) & (pp > 0)
     status = team.status[s, j]
     fight = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP)
-    recharge = (active.volatiles[s] & jnp.uint32(_V["mustrecharge"])) != 0  # locked: trapped
+    # locked (Hyper Beam's recharge, a charged two-turn move): one move, trapped
+    recharge = (active.volatiles[s] & jnp.uint32(_V["mustrecharge"] | _V["twoturnmove"])) != 0
     usable = jnp.where(fight | recharge | ~usable.any(), jnp.arange(4) == 0, usable)
     switch = switch & ~recharge
     move_req = jnp.concatenate([usable, switch[:1] & False, switch[1:], jnp.zeros(1, bool)])

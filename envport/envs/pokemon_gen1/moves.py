@@ -73,6 +73,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     # Counter: getDamage's damageCallback (twice battle.lastDamage after a Normal/Fighting move)
     "counter": ("counter",),
     "substitute": ("substitute",),
+    "twoturn": ("skyattack",),
 }
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
@@ -131,6 +132,10 @@ for _m in SKIP_LASTDAMAGE_IDS:
 ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboiled", "rest",
                                   "struggle", "jumpkick", "highjumpkick",
                                   "counter", "substitute")}
+# scripts.ts TWO_TURN_MOVES that the engine plays (Dig and Fly also need invulnerability, Solar
+# Beam / Razor Wind / Skull Bash their own onTryMove)
+TWO_TURN = np.zeros(T.N_MOVES, np.bool_)
+TWO_TURN[T.MOVE_IDS["skyattack"]] = True
 # move.self.volatileStatus === 'mustrecharge' (Hyper Beam)
 SELF_RECHARGE = np.zeros(T.N_MOVES, np.bool_)
 for _name, _move in T.MOVES.items():

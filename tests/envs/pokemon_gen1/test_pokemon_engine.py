@@ -51,13 +51,13 @@ def test_lockstep_on_showdown_generated_teams(worker):
 
 def test_lockstep_on_hand_built_teams_of_one_family_each(worker):
     """Teams concentrated on Counter, sleep/paralysis/confusion moves, stat stages, the
-    user-side moves and Substitute, so each family is exercised many times."""
+    user-side moves, Substitute and Sky Attack, so each family is exercised many times."""
     families = [
         ["counter", "bodyslam", "submission", "seismictoss"],
         ["sleeppowder", "thunderwave", "confuseray", "psybeam"],
         ["swordsdance", "agility", "screech", "sandattack"],
         ["rest", "recover", "reflect", "hyperbeam"],
-        ["substitute", "confuseray", "doubleedge", "explosion"],
+        ["substitute", "skyattack", "doubleedge", "explosion"],
     ]
     species = ["tauros", "snorlax", "hitmonchan", "chansey", "starmie", "gengar"]
     rng = random.Random("families")
