@@ -418,6 +418,23 @@ def get_damage(ctx: Ctx, en: Any, a: Any, d: Any, move: Array, preset: Any
     return ctx, dmg
 
 
+def direct_damage(ctx: Ctx, en: Any, s: Any, amount: Any) -> Ctx:
+    """``battle.ts directDamage`` with a Gen 1 effect of confusion / Jump Kick / High Jump Kick:
+    lastDamage = the amount (min 1); a Pokemon behind a Substitute hurts the foe's Substitute if
+    there is one, else nobody; otherwise its own HP."""
+    amount = jnp.maximum(_i(amount), 1)
+    en = en & (_i(mon(ctx, "hp", s)) > 0)
+    ctx = bset(ctx, "last_damage", amount, en)
+    own_sub = has_vol(ctx, s, "substitute")
+    foe = 1 - s
+    foe_sub = en & own_sub & has_vol(ctx, foe, "substitute")
+    left = _i(aget(ctx, "substitute_hp", foe)) - amount
+    ctx = aset(ctx, "substitute_hp", foe, jnp.maximum(left, 0), foe_sub)
+    ctx = set_vol(ctx, foe, _V["substitute"], False, foe_sub & (left <= 0))
+    ctx, _ = damage(ctx, en & ~own_sub, s, amount, False)
+    return ctx
+
+
 def recovery_fails(hp: Array, maxhp: Array) -> Array:
     """``mods/gen1/moves.ts`` recover / softboiled / rest ``onHit``: full HP, or maxHP - HP of
     255 or 511 unless HP is a multiple of 256."""
@@ -571,8 +588,7 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     # -- useMoveInner's MoveFail (miss, immune): Jump Kick / High Jump Kick's directDamage(1),
     # which sets lastDamage in Gen 1
     crash = en & ~landed & ((move == MV.ID["jumpkick"]) | (move == MV.ID["highjumpkick"]))
-    ctx = bset(ctx, "last_damage", 1, crash & (_i(mon(ctx, "hp", a)) > 0))
-    ctx, _ = damage(ctx, crash, a, 1, False)
+    ctx = direct_damage(ctx, crash, a, 1)
     # -- tryMoveHit: the Self-Destruct / Explosion user faints, hit, miss or immune
     ctx = mset(ctx, "hp", a, 0, en & jnp.asarray(T.MOVE_SELFDESTRUCT)[move] & ~broke)
     # -- AfterMoveSecondary (conditions.ts frz.onAfterMoveSecondary)
@@ -605,16 +621,7 @@ def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
     hurts = conf & ~ends & ~acts
     mod = mon(ctx, "modified", a)
     self_hit = M.confusion_self_damage(mon(ctx, "level", a), mod[0], mod[1])
-    ctx = bset(ctx, "last_damage", jnp.maximum(self_hit, 1), hurts)  # directDamage, gen 1
-    # battle.ts directDamage (gen 1): a user behind a Substitute hurts the foe's Substitute if
-    # there is one, else nobody
-    own_sub = has_vol(ctx, a, "substitute")
-    foe = 1 - a
-    foe_sub = hurts & own_sub & has_vol(ctx, foe, "substitute")
-    left = _i(aget(ctx, "substitute_hp", foe)) - jnp.maximum(self_hit, 1)
-    ctx = aset(ctx, "substitute_hp", foe, jnp.maximum(left, 0), foe_sub)
-    ctx = set_vol(ctx, foe, _V["substitute"], False, foe_sub & (left <= 0))
-    ctx, _ = damage(ctx, hurts & ~own_sub, a, self_hit, False)
+    ctx = direct_damage(ctx, hurts, a, self_hit)
     ctx = set_vol(ctx, a, _CONFUSION_CLEARS, False, hurts)
     aborted = aborted | hurts
     par = en & ~aborted & (status == T.STATUS_PAR)
