@@ -12,12 +12,13 @@ played wrong. Families (``data/mods/gen1/moves.ts`` / ``scripts.ts``):
 * ``stages``: the user's stat boosts and the foe's stat drops (with Gen 1's penalty re-apply);
 * ``self``: Reflect, Light Screen, Focus Energy, Mist, Recover, Softboiled, Rest;
 * ``recoil``, ``drain``, ``selfko`` (Self-Destruct, Explosion), ``crash`` (Jump Kick, High Jump
-  Kick), ``recharge`` (Hyper Beam), ``counter``; Struggle when no move has PP.
+  Kick), ``recharge`` (Hyper Beam), ``counter``, ``substitute``, ``twoturn`` (Sky Attack);
+  Struggle when no move has PP.
 
-Not yet (each needs its own code in the turn loop): Substitute, Mimic, Mirror Move, Transform,
-Metronome, two-turn moves (Sky Attack, Solar Beam, Razor Wind, Skull Bash, Dig, Fly), partial
-trapping (Wrap, Bind, Clamp, Fire Spin), Thrash / Petal Dance, Rage, Bide, Disable, Leech Seed,
-Toxic, Haze, Minimize, Defense Curl, Conversion, Dream Eater, Pay Day, OHKO moves, Splash,
+Not yet (each needs its own code in the turn loop): Mimic, Mirror Move, Transform (the pool's
+last three), Metronome, the other two-turn moves (Solar Beam, Razor Wind, Skull Bash, Dig, Fly),
+partial trapping (Wrap, Bind, Clamp, Fire Spin), Thrash / Petal Dance, Rage, Bide, Disable, Leech
+Seed, Toxic, Haze, Minimize, Defense Curl, Conversion, Dream Eater, Pay Day, OHKO moves, Splash,
 Teleport, Roar / Whirlwind.
 """
 
