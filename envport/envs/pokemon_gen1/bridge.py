@@ -428,7 +428,10 @@ def comparable(state: S.Battle) -> dict[str, Any]:
                 "status": status,
                 "sleep": ([int(team.sleep_turns[s, j]), int(team.sleep_start[s, j])]
                           if status == "slp" else None),
-                "status_by_ally": bool(team.status_by_ally[s, j]),
+                # the field keeps statusState.source's side also while there is no status (a
+                # cure leaves the Pokemon itself as source: 'fnt' later shows it); the view,
+                # like Showdown's, shows it only with a status
+                "status_by_ally": bool(team.status_by_ally[s, j]) and status != "",
                 "fainted": bool(team.fainted[s, j]),
                 "position": int(team.position[s, j]),
             })

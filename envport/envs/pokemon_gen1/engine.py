@@ -1,0 +1,926 @@
+"""The Gen 1 turn loop in JAX: ``step(battle, choice_p1, choice_p2) -> battle`` and ``legal_mask``.
+
+One call is what Showdown does between two requests (``sim/battle.ts commitChoices`` ->
+``turnLoop`` -> ``runAction`` ... until the next ``makeRequest``): either a whole turn (both
+players chose a move or a switch) or the forced switches after a faint (``makeRequest('switch')``;
+the side that waits passes :data:`NO_CHOICE`). Everything is predicated (``jnp.where`` on enable
+masks), so one compiled function serves every battle and ``jax.vmap`` batches it.
+
+Choices (integers): 0-3 the move slot (``move N+1``; 0 also stands for Showdown's lone "Fight" of a
+sleeping or frozen Pokemon and for Struggle), ``SWITCH + k`` switch to the Pokemon at request
+position k = 1..5 (``switch k+1``: Showdown's current order, the active one at position 0),
+:data:`NO_CHOICE` for a side whose request is ``wait``.
+
+Order of events followed (files of the pinned pokemon-showdown 0.11.11, ``dist/``):
+
+* ``side.ts commitChoices`` (gen 1 branch): ``lastSelectedMove``/``Slot``,
+  ``lastEnemySelectedMove``, ``side.lastMove``; a sleeping/frozen Pokemon's "fight" re-uses
+  ``lastSelectedMove``.
+* ``battle.ts commitChoices``: ``updateSpeed``; the queue sorted by ``speedSort`` (switch order 103
+  before moves 200, priority, Speed; a tie costs one ``shuffle`` draw, spec 7.3 #3).
+* ``turnLoop``: ``beforeTurn`` (``eachEvent('BeforeTurn')``: one tie draw when the two actives'
+  cached speeds are equal, spec 7.3 #2), the actions, ``residual`` (``fieldEvent('Residual')``:
+  durations, i.e. flinch ends), ``endTurn`` (turn + 1, Endless Battle Clause). After each action
+  ``runAction``'s tail: ``faintMessages`` (gen 1: a faint clears the whole queue), ``checkFainted``,
+  the switch request, else ``eachEvent('Update')`` (gen < 5: another tie draw on equal speeds).
+* ``battle-actions.ts switchIn`` + ``mods/gen4/scripts.ts runSwitch`` (gen <= 2: every active's
+  ``lastMove`` cleared, ``lastSelectedMoveSlot = 0``, ``AfterSwitchInSelf`` burn/poison damage
+  unless the side fainted this turn); ``queue.insertChoice`` of ``runSwitch`` (a tie between two
+  runSwitch actions draws ``random(0, 2)``).
+* ``mods/gen1/scripts.ts runMove`` (``BeforeMove`` handlers by priority: frz 12, slp 10, flinch 8,
+  confusion 3, par 2; PP deduction on ``lastSelectedMoveSlot`` with the 6-bit wrap), ``useMove``
+  (``side.lastMove``, ``lastEnemyMove``, ``pokemon.lastMove``), ``useMoveInner``
+  (``lastDamage = 0``),
+  ``tryMoveHit`` (immunity, accuracy, multi-hit), ``moveHit`` (``getDamage``, ``battle.damage`` ->
+  ``lastDamage``, secondaries only while the target stands, on the last hit), ``AfterMoveSecondary``
+  (a burn secondary thaws), ``AfterMoveSelf`` (``mods/gen1/conditions.ts`` brn/psn damage and slp
+  wake-up; after a move only if the target still has HP, always after an aborted move).
+* ``pokemon.ts setStatus``: ``runEvent('SetStatus')`` meets the two clause handlers (Sleep Clause
+  Mod, Freeze Clause Mod, both field pseudo-weathers with equal priority): one tie draw (spec 7.3
+  #1), then Freeze Clause refuses a second frozen Pokemon on that side.
+
+Only the moves of :mod:`moves` are played (``moves.check_supported``); see README "Engine".
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envport.envs.pokemon_gen1 import mechanics as M
+from envport.envs.pokemon_gen1 import moves as MV
+from envport.envs.pokemon_gen1 import prng
+from envport.envs.pokemon_gen1 import state as S
+from envport.envs.pokemon_gen1 import tables as T
+
+Array = jax.Array
+I32 = jnp.int32
+
+N_CHOICES = 11
+SWITCH = 4  # SWITCH + k: switch to request position k (1..5)
+NO_CHOICE = 10
+TAPE_SIZE = 64  # draws recorded per step (a turn makes ~4 on average; the rest is dropped)
+
+# tape codes of the PRNG entry point, like the worker's tape `from`/`to` (spec 7.1)
+NONE = -1
+
+_V = S.VOLATILE_BIT
+
+# BeforeMove handlers removed when a Pokemon is fully paralyzed / hurts itself in confusion
+_PAR_CLEARS = _V["bide"] | _V["twoturnmove"] | _V["partialtrappinglock"] | _V["lockedmove"]
+_CONFUSION_CLEARS = _PAR_CLEARS | _V["invulnerability"]
+
+
+def _i(x: Any) -> Array:
+    return jnp.asarray(x).astype(I32)
+
+
+def _setk(arr: Array, k: Any, value: Any) -> Array:
+    """``arr.at[k].set(value)`` in ``arr``'s dtype."""
+    return arr.at[k].set(jnp.asarray(value).astype(arr.dtype))
+
+
+# ---- the carry: the battle as dicts of leaves, plus what Showdown keeps only within a turn ------
+
+def _unpack(b: S.Battle) -> dict[str, Any]:
+    return {"team": dict(vars(b.team)), "active": dict(vars(b.active)),
+            "side": dict(vars(b.side)), "prng": b.prng, "turn": b.turn, "ended": b.ended,
+            "winner": b.winner, "last_damage": b.last_damage}
+
+
+def _pack(st: dict[str, Any]) -> S.Battle:
+    return S.Battle(team=S.Team(**st["team"]), active=S.Active(**st["active"]),
+                    side=S.Side(**st["side"]), prng=st["prng"], turn=st["turn"],
+                    ended=st["ended"], winner=st["winner"], last_damage=st["last_damage"])
+
+
+# The step's carry, a plain dict (a pytree): ``st`` (the battle's leaves), ``speed`` (each
+# active's cached ``pokemon.speed``), ``live`` (the queue has not been cleared by a faint),
+# ``ftt`` (``side.faintedThisTurn``), the draw tape (``tn``, ``tfrom``, ``tto``).
+Ctx = dict
+
+
+def _ctx(st: dict, **kw: Any) -> Ctx:
+    return {"st": st, **kw}
+
+
+def _upd(ctx: Ctx, **kw: Any) -> Ctx:
+    return {**ctx, **kw}
+
+
+def _put(group: dict, name: str, index: tuple, value: Any, en: Any) -> dict:
+    arr = group[name]
+    new = arr.at[index].set(jnp.asarray(value).astype(arr.dtype))
+    return {**group, name: jnp.where(en, new, arr)}
+
+
+def tset(ctx: Ctx, name: str, s: Any, j: Any, value: Any, en: Any = True) -> Ctx:
+    st = ctx["st"]
+    return _upd(ctx, st={**st, "team": _put(st["team"], name, (s, j), value, en)})
+
+
+def aset(ctx: Ctx, name: str, s: Any, value: Any, en: Any = True) -> Ctx:
+    st = ctx["st"]
+    return _upd(ctx, st={**st, "active": _put(st["active"], name, (s,), value, en)})
+
+
+def sset(ctx: Ctx, name: str, s: Any, value: Any, en: Any = True) -> Ctx:
+    st = ctx["st"]
+    return _upd(ctx, st={**st, "side": _put(st["side"], name, (s,), value, en)})
+
+
+def bset(ctx: Ctx, name: str, value: Any, en: Any = True) -> Ctx:
+    st = ctx["st"]
+    old = st[name]
+    return _upd(ctx, st={**st, name: jnp.where(en, jnp.asarray(value).astype(old.dtype), old)})
+
+
+def tget(ctx: Ctx, name: str, s: Any, j: Any) -> Array:
+    return ctx["st"]["team"][name][s, j]
+
+
+def aget(ctx: Ctx, name: str, s: Any) -> Array:
+    return ctx["st"]["active"][name][s]
+
+
+def slot(ctx: Ctx, s: Any) -> Array:
+    return _i(aget(ctx, "slot", s))
+
+
+def mon(ctx: Ctx, name: str, s: Any) -> Array:
+    """A team field of side ``s``'s active Pokemon."""
+    return tget(ctx, name, s, slot(ctx, s))
+
+
+def mset(ctx: Ctx, name: str, s: Any, value: Any, en: Any = True) -> Ctx:
+    return tset(ctx, name, s, slot(ctx, s), value, en)
+
+
+def has_vol(ctx: Ctx, s: Any, name: str) -> Array:
+    return (aget(ctx, "volatiles", s) & jnp.uint32(_V[name])) != 0
+
+
+def set_vol(ctx: Ctx, s: Any, bits: int, on: bool, en: Any = True) -> Ctx:
+    v = aget(ctx, "volatiles", s)
+    new = v | jnp.uint32(bits) if on else v & ~jnp.uint32(bits)
+    return aset(ctx, "volatiles", s, new, en)
+
+
+# ---- draws (each one recorded on the step's tape: Showdown's `from`, `to`) ---------------------
+
+def _record(ctx: Ctx, en: Any, frm: Any, to: Any) -> Ctx:
+    n = ctx["tn"]
+    k = jnp.minimum(n, TAPE_SIZE - 1)
+    tfrom = jnp.where(en, ctx["tfrom"].at[k].set(_i(frm)), ctx["tfrom"])
+    tto = jnp.where(en, ctx["tto"].at[k].set(_i(to)), ctx["tto"])
+    return _upd(ctx, tn=n + jnp.asarray(en).astype(I32), tfrom=tfrom, tto=tto)
+
+
+def _advance(ctx: Ctx, en: Any, new_state: Array) -> Ctx:
+    st = ctx["st"]
+    return _upd(ctx, st={**st, "prng": jnp.where(en, new_state, st["prng"])})
+
+
+def chance(ctx: Ctx, en: Any, k: Any, d: int) -> tuple[Ctx, Array]:
+    """``randomChance(k, d)`` when ``en`` (recorded as ``random(d)``)."""
+    new, ok = prng.random_chance(ctx["st"]["prng"], k, d)
+    ctx = _record(_advance(ctx, en, new), en, d, NONE)
+    return ctx, en & ok
+
+
+def rand_range(ctx: Ctx, en: Any, m: Any, n: Any) -> tuple[Ctx, Array]:
+    """``random(m, n)`` when ``en``."""
+    new, v = prng.random_range(ctx["st"]["prng"], m, n)
+    ctx = _record(_advance(ctx, en, new), en, m, n)
+    return ctx, v
+
+
+def tie(ctx: Ctx, en: Any) -> tuple[Ctx, Array]:
+    """``speedSort``'s ``shuffle`` of two tied entries: one ``random(0, 2)``; True = swapped."""
+    new, v = prng.random_range(ctx["st"]["prng"], 0, 2)
+    ctx = _record(_advance(ctx, en, new), en, 0, 2)
+    return ctx, en & (v == 1)
+
+
+def each_event(ctx: Ctx, en: Any) -> Ctx:
+    """``eachEvent('BeforeTurn'|'Update')``: speedSort of the unfainted actives by cached speed;
+    no Gen 1 handler listens to these events, so only the tie draw matters."""
+    both = ~mon(ctx, "fainted", 0) & ~mon(ctx, "fainted", 1) & (slot(ctx, 0) >= 0) & (
+        slot(ctx, 1) >= 0)
+    ctx, _ = tie(ctx, en & both & (ctx["speed"][0] == ctx["speed"][1]))
+    return ctx
+
+
+def cur_speed(ctx: Ctx, s: Any) -> Array:
+    """``getActionSpeed`` (gen 4 override: ``getStat('spe')`` = modifiedStats.spe in Gen 1)."""
+    return _i(mon(ctx, "modified", s)[4])
+
+
+def update_speed(ctx: Ctx, s: Any, en: Any = True) -> Ctx:
+    return _upd(ctx, speed=jnp.where(en, _setk(ctx["speed"], s, cur_speed(ctx, s)), ctx["speed"]))
+
+
+# ---- damage, faint, status -------------------------------------------------------------------
+
+def damage(ctx: Ctx, en: Any, s: Any, amount: Any, sets_last_damage: Any) -> tuple[Ctx, Array]:
+    """``battle.damage`` -> ``spreadDamage`` -> ``pokemon.damage`` on side ``s``'s active: the
+    amount clamped to >= 1 unless 0, HP floored at 0 (the faint is queued by HP 0 and processed in
+    :func:`faint_messages`). Gen 1 sets ``battle.lastDamage`` for move damage (not for statuses).
+    Returns the HP taken."""
+    hp = _i(mon(ctx, "hp", s))
+    en = en & (hp > 0)
+    amount = _i(amount)
+    amount = jnp.where(amount != 0, jnp.maximum(amount, 1), 0)
+    dealt = jnp.minimum(amount, hp)  # moveHit clamps a move's damage to the target's HP first
+    ctx = bset(ctx, "last_damage", dealt, en & sets_last_damage)
+    ctx = mset(ctx, "hp", s, hp - dealt, en)
+    return ctx, jnp.where(en, dealt, 0)
+
+
+def _zero_active(ctx: Ctx, s: Any, j: Any, en: Any) -> Ctx:
+    """Side ``s``'s active fields at rest for team member ``j`` (one select per leaf)."""
+    st = ctx["st"]
+    rest = {k: jnp.zeros_like(v[0]) for k, v in st["active"].items()}
+    rest["slot"] = st["active"]["slot"][s]
+    rest["species"] = st["team"]["species"][s, j]
+    rest["stored"] = st["team"]["stats"][s, j]
+    row = jnp.arange(2) == s
+    active = {k: jnp.where((en & row).reshape((2,) + (1,) * (v.ndim - 1)),
+                           jnp.asarray(rest[k]).astype(v.dtype)[None], v)
+              for k, v in st["active"].items()}
+    return _upd(ctx, st={**st, "active": active})
+
+
+def rest_active(ctx: Ctx, s: Any, en: Any) -> Ctx:
+    """``pokemon.clearVolatile`` on side ``s``'s active (switch-out, faint): stages, volatiles
+    and their counters, lastMove, Transform state gone; ``setSpecies`` recomputes the modified
+    stats from the stored ones with the paralysis/burn penalty."""
+    j = slot(ctx, s)
+    ctx = _zero_active(ctx, s, j, en)
+    return tset(ctx, "modified", s, j,
+                M.switch_in_stats(tget(ctx, "stats", s, j), tget(ctx, "status", s, j)), en)
+
+
+def faint_messages(ctx: Ctx, en: Any) -> tuple[Ctx, Array]:
+    """``battle.faintMessages`` + ``checkWin`` + (queue empty) ``checkFainted``: an active at 0 HP
+    faints (pokemonLeft - 1, clearVolatile, faintedThisTurn, status 'fnt'); in Gen 1 any faint
+    clears the queue. Returns (ctx, something fainted)."""
+    any_faint = jnp.asarray(False)
+    for s in (0, 1):
+        f = en & (slot(ctx, s) >= 0) & ~mon(ctx, "fainted", s) & (_i(mon(ctx, "hp", s)) <= 0)
+        ctx = sset(ctx, "pokemon_left", s,
+                   jnp.maximum(_i(ctx["st"]["side"]["pokemon_left"][s]) - 1, 0), f)
+        ctx = rest_active(ctx, s, f)
+        ctx = mset(ctx, "fainted", s, True, f)
+        ctx = _upd(ctx, ftt=jnp.where(f, ctx["ftt"].at[s].set(True), ctx["ftt"]))
+        any_faint = any_faint | f
+    left = ctx["st"]["side"]["pokemon_left"]
+    none0, none1 = left[0] <= 0, left[1] <= 0
+    winner = jnp.where(none0 & none1, S.WINNER_TIE,
+                       jnp.where(none1, S.WINNER_P1, S.WINNER_P2))
+    ends = any_faint & (none0 | none1)
+    ctx = bset(ctx, "ended", True, ends)
+    ctx = bset(ctx, "winner", winner, ends)
+    for s in (0, 1):  # checkFainted (the queue is empty after a Gen 1 faint)
+        ctx = mset(ctx, "status", s, T.STATUS_FNT, any_faint & ~ends & mon(ctx, "fainted", s))
+    return _upd(ctx, live=ctx["live"] & ~any_faint), any_faint
+
+
+def set_status(ctx: Ctx, en: Any, s: Any, status: Any, by_ally: Any = False
+               ) -> tuple[Ctx, Array]:
+    """``pokemon.setStatus(status)`` on side ``s``'s active (``status`` may be traced): fails
+    without a draw at 0 HP, on the same status or a type immunity (Poison types: poison); else
+    the SetStatus event (the clause handlers' tie draw), where Sleep Clause Mod refuses a foe's
+    sleep while another Pokemon of that side sleeps from a foe, Freeze Clause Mod a second
+    frozen one; then the status, its ``onStart`` (sleep: ``random(1, 8)`` turns) and, for par/brn,
+    ``moveHit``'s penalty. ``by_ally``: the source is on the same side (Rest)."""
+    status = _i(status)
+    by_ally = jnp.asarray(by_ally)
+    cur = _i(mon(ctx, "status", s))
+    poison = (status == T.STATUS_PSN) | (status == T.STATUS_TOX)
+    en = en & (_i(mon(ctx, "hp", s)) > 0) & (cur != status) & ~(
+        poison & M.has_type(mon(ctx, "types", s), MV.POISON_TYPE))
+    ctx, _ = tie(ctx, en)
+    team = ctx["st"]["team"]
+    frozen = (team["status"][s] == T.STATUS_FRZ).any()
+    foe_slept = ((team["status"][s] == T.STATUS_SLP) & (team["hp"][s] > 0)
+                 & ~team["status_by_ally"][s]).any()
+    en = en & ~((status == T.STATUS_FRZ) & frozen) & ~(
+        (status == T.STATUS_SLP) & ~by_ally & foe_slept)
+    ctx = mset(ctx, "status", s, status, en)
+    ctx = mset(ctx, "status_by_ally", s, by_ally, en)
+    sleep = en & (status == T.STATUS_SLP)
+    ctx, turns = rand_range(ctx, sleep, 1, 8)
+    ctx = mset(ctx, "sleep_turns", s, turns, sleep)
+    ctx = mset(ctx, "sleep_start", s, turns, sleep)
+    mod = mon(ctx, "modified", s)
+    mod = jnp.where(status == T.STATUS_PAR, _setk(mod, 4, M.modify_stat(mod[4], 1, 4)), mod)
+    mod = jnp.where(status == T.STATUS_BRN, _setk(mod, 0, M.modify_stat(mod[0], 1, 2)), mod)
+    return mset(ctx, "modified", s, mod, en), en
+
+
+def heal(ctx: Ctx, en: Any, s: Any, amount: Any) -> Ctx:
+    """``battle.heal`` -> ``pokemon.heal``: HP up to the maximum."""
+    hp, maxhp = _i(mon(ctx, "hp", s)), _i(mon(ctx, "maxhp", s))
+    return mset(ctx, "hp", s, jnp.minimum(hp + jnp.maximum(_i(amount), 1), maxhp),
+                en & (hp > 0) & (hp < maxhp))
+
+
+def cure_status(ctx: Ctx, s: Any, en: Any, by_ally: Any = False) -> Ctx:
+    """``pokemon.cureStatus`` -> ``setStatus('')``: only with HP left; the modified stats keep any
+    penalty. The new statusState's source is the running event's source (``by_ally``: on this
+    side), which shows once the Pokemon faints ('fnt' keeps that statusState)."""
+    en = en & (_i(mon(ctx, "hp", s)) > 0) & (_i(mon(ctx, "status", s)) != T.STATUS_NONE)
+    ctx = mset(ctx, "status", s, T.STATUS_NONE, en)
+    ctx = mset(ctx, "sleep_turns", s, 0, en)
+    ctx = mset(ctx, "sleep_start", s, 0, en)
+    return mset(ctx, "status_by_ally", s, by_ally, en)
+
+
+def residual_status_damage(ctx: Ctx, s: Any, en: Any, self_target: Any = False) -> Ctx:
+    """``AfterMoveSelf`` of ``mods/gen1/conditions.ts``: slp (priority 3) wakes when its counter
+    is spent; brn/psn/tox (priority 2) deal floor(maxHP/16) (min 1) times the Toxic counter.
+    ``self_target``: the move's target is the user (the event's source, kept by a cure)."""
+    status = _i(mon(ctx, "status", s))
+    ctx = cure_status(ctx, s, en & (status == T.STATUS_SLP) & (_i(mon(ctx, "sleep_turns", s)) <= 0),
+                      self_target)
+    hurt = en & ((status == T.STATUS_BRN) | (status == T.STATUS_PSN) | (status == T.STATUS_TOX))
+    counter = jnp.where(has_vol(ctx, s, "residualdmg"), _i(aget(ctx, "toxic_counter", s)), 1)
+    amount = jnp.maximum(_i(mon(ctx, "maxhp", s)) // 16, 1) * counter
+    ctx, _ = damage(ctx, hurt, s, amount, False)
+    return ctx
+
+
+# ---- boosts (scripts.ts battle.boost / pokemon.boostBy) ---------------------------------------
+
+def boost(ctx: Ctx, en: Any, s: Any, deltas: Any, order: Any) -> tuple[Ctx, Array]:
+    """``battle.boost(deltas)`` on side ``s``'s active, stat by stat in ``order`` (up to two
+    stats, -1 = none). Returns (ctx, success): some stat changed (boostBy returned true)."""
+    en = en & (_i(mon(ctx, "hp", s)) > 0)
+    success = jnp.asarray(False)
+    for k in range(order.shape[-1]):
+        i = _i(order[k])
+        go = en & (i >= 0)
+        i = jnp.maximum(i, 0)
+        delta = _i(deltas[i])
+        boosts = aget(ctx, "boosts", s)
+        mod = mon(ctx, "modified", s)
+        stored = aget(ctx, "stored", s)
+        stat = jnp.minimum(i, 4)
+        acc_eva = i >= 5
+        stage, new_mod, result = M.boost_by(boosts[i], mod[stat], stored[stat], delta, acc_eva)
+        ctx = aset(ctx, "boosts", s, _setk(boosts, i, stage), go)
+        ctx = mset(ctx, "modified", s, _setk(mod, stat, new_mod), go & ~acc_eva)
+        success = success | (go & (result == M.BOOST_CHANGED))
+    return ctx, success
+
+
+def reapply_penalty(ctx: Ctx, s: Any, en: Any) -> Ctx:
+    """``moveHit`` after a successful stat change: the user's foe's paralysis (Speed x1/4) or burn
+    (Attack x1/2) penalty applied again."""
+    status = _i(mon(ctx, "status", s))
+    mod = mon(ctx, "modified", s)
+    mod = jnp.where(status == T.STATUS_PAR, _setk(mod, 4, M.modify_stat(mod[4], 1, 4)), mod)
+    mod = jnp.where(status == T.STATUS_BRN, _setk(mod, 0, M.modify_stat(mod[0], 1, 2)), mod)
+    return mset(ctx, "modified", s, mod, en)
+
+
+# ---- a move (scripts.ts runMove / useMove / useMoveInner / tryMoveHit / moveHit) -------------
+
+def _damage_inputs(ctx: Ctx, a: Any, d: Any, move: Array, preset: Any) -> M.DamageInputs:
+    return M.DamageInputs(
+        move=move, attacker_level=mon(ctx, "level", a),
+        attacker_base_speed=jnp.asarray(T.BASE_STATS)[_i(mon(ctx, "species", a)), 5],
+        attacker_types=mon(ctx, "types", a), attacker_modified=mon(ctx, "modified", a),
+        attacker_unmodified=mon(ctx, "stats", a), attacker_focus_energy=has_vol(ctx, a,
+                                                                               "focusenergy"),
+        target_types=mon(ctx, "types", d), target_modified=mon(ctx, "modified", d),
+        target_unmodified=mon(ctx, "stats", d), target_reflect=has_vol(ctx, d, "reflect"),
+        target_light_screen=has_vol(ctx, d, "lightscreen"), target_hp=mon(ctx, "hp", d),
+        preset_damage=preset, last_damage=ctx["st"]["last_damage"],
+        # Counter reads the target's side: lastEnemyMove and lastEnemySelectedMove
+        counter_last_move=ctx["st"]["side"]["last_enemy_move"][d],
+        counter_last_selected_is_counter=(ctx["st"]["side"]["last_enemy_selected_move"][d]
+                                          == MV.ID["counter"]))
+
+
+def get_damage(ctx: Ctx, en: Any, a: Any, d: Any, move: Array, preset: Any
+               ) -> tuple[Ctx, M.Damage]:
+    state, dmg = M.get_damage(ctx["st"]["prng"], _damage_inputs(ctx, a, d, move, preset))
+    ctx = _advance(ctx, en, state)
+    ctx = _record(ctx, en & dmg.drew_psywave, 1, dmg.psywave_to)
+    ctx = _record(ctx, en & dmg.drew_crit, 256, NONE)
+    ctx = _record(ctx, en & dmg.drew_roll, 217, 256)
+    return ctx, dmg
+
+
+def direct_damage(ctx: Ctx, en: Any, s: Any, amount: Any) -> Ctx:
+    """``battle.ts directDamage`` with a Gen 1 effect of confusion / Jump Kick / High Jump Kick:
+    lastDamage = the amount (min 1); a Pokemon behind a Substitute hurts the foe's Substitute if
+    there is one, else nobody; otherwise its own HP."""
+    amount = jnp.maximum(_i(amount), 1)
+    en = en & (_i(mon(ctx, "hp", s)) > 0)
+    ctx = bset(ctx, "last_damage", amount, en)
+    own_sub = has_vol(ctx, s, "substitute")
+    foe = 1 - s
+    foe_sub = en & own_sub & has_vol(ctx, foe, "substitute")
+    left = _i(aget(ctx, "substitute_hp", foe)) - amount
+    ctx = aset(ctx, "substitute_hp", foe, jnp.maximum(left, 0), foe_sub)
+    ctx = set_vol(ctx, foe, _V["substitute"], False, foe_sub & (left <= 0))
+    ctx, _ = damage(ctx, en & ~own_sub, s, amount, False)
+    return ctx
+
+
+def recovery_fails(hp: Array, maxhp: Array) -> Array:
+    """``mods/gen1/moves.ts`` recover / softboiled / rest ``onHit``: full HP, or maxHP - HP of
+    255 or 511 unless HP is a multiple of 256."""
+    gap = maxhp - hp
+    return (hp == maxhp) | (((gap == 255) | (gap == 511)) & (hp % 256 != 0))
+
+
+def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
+    """``tryMoveHit`` + ``moveHit`` (``mods/gen1/scripts.ts``) for side ``a``'s move on its target
+    (the foe, or itself for ``target: 'self'``), both kinds of move in one predicated pass:
+
+    * immunity (``runImmunity``), the accuracy draw (none for ``accuracy: true``), a miss sets
+      ``lastDamage = 0``;
+    * a damaging move: the multi-hit count, ``getDamage`` (crit, roll, Psywave), ``battle.damage``
+      per hit (later hits repeat the first's damage while the target stands), then on the last
+      hit, target standing, its secondary: the skip without a draw for a par/brn/frz secondary on
+      a target of the move's type, the chance draw, then the effect;
+    * a status move (``getDamage`` undefined, no draw): ``onTryHit`` (a screen already up fails),
+      ``boosts`` (Mist keeps a foe's status move from lowering stats);
+    * the effects, shared by secondaries and status moves: stat changes (on success the user's
+      foe's penalty is re-applied), a status (only on a target with none, except sleep on a
+      recharging one), flinch, a volatile (confusion lasts ``random(2, 6)``), ``onHit`` (Recover /
+      Softboiled heal half the maximum HP; Rest: sleep for 2 turns after its ``random(1, 8)``,
+      full HP), and ``AfterMoveSecondary``: a burn secondary thaws a frozen target.
+    """
+    category = _i(jnp.asarray(T.MOVE_CATEGORY)[move])
+    status_move = category == T.CATEGORY_STATUS
+    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
+    t = jnp.where(self_t, a, d)
+    mtype = _i(jnp.asarray(T.MOVE_TYPE)[move])
+    immune = M.is_immune(mtype, mon(ctx, "types", t), jnp.asarray(T.MOVE_IGNORE_IMMUNITY)[move])
+    go = en & ~immune
+    acc = M.accuracy(move, aget(ctx, "boosts", a)[5], aget(ctx, "boosts", t)[6],
+                     has_vol(ctx, t, "mustrecharge"))
+    ctx, ok = chance(ctx, go & ~acc.always_hits, acc.numerator, 256)
+    hit = go & (acc.always_hits | ok)
+    ctx = bset(ctx, "last_damage", 0, go & ~hit)
+    # -- damaging: hits, damage
+    dhit = hit & ~status_move
+    state, hits, drew = M.multihit_count(ctx["st"]["prng"], move)
+    ctx = _record(_advance(ctx, dhit & drew, state), dhit & drew, 8, NONE)
+    ctx, dmg = get_damage(ctx, dhit, a, d, move, -1)
+    landed = dhit & (dmg.kind != M.KIND_FALSE)
+    number = landed & (dmg.kind == M.KIND_NUMBER)
+    # mods/gen1/moves.ts substitute.onTryHit: the Substitute takes the uncapped damage (also
+    # battle.lastDamage); on hits 2..5 lastDamage again; the target itself is not hit
+    had_sub = has_vol(ctx, d, "substitute")
+    into_sub = landed & had_sub
+    uncapped = dmg.damage
+    ctx = bset(ctx, "last_damage", uncapped, into_sub)
+    sub_hp = _i(aget(ctx, "substitute_hp", d))
+    for k in range(1, 6):
+        hit_k = into_sub & (hits >= k) & (sub_hp > 0)
+        sub_hp = jnp.where(hit_k, sub_hp - jnp.minimum(uncapped, sub_hp), sub_hp)
+    broke = into_sub & (sub_hp <= 0)
+    survived = into_sub & ~broke
+    ctx = aset(ctx, "substitute_hp", d, jnp.maximum(sub_hp, 0), into_sub)
+    ctx = set_vol(ctx, d, _V["substitute"], False, broke)
+    ctx = aset(ctx, "substitute_hp", d, 0, broke)
+    number = number & ~had_sub
+    ctx, first = damage(ctx, number, d, dmg.damage, True)
+    # spreadDamage's drain (gen <= 4: lastDamage = the amount, then heal), then moveHit's
+    # applyRecoilDamage (mods/gen4/scripts.ts: floor(dealt * recoil), min 1; no lastDamage);
+    # through a Substitute that holds, both on the uncapped damage (none when it breaks)
+    dealt = jnp.where(had_sub, uncapped, first)
+    drain = jnp.asarray(T.MOVE_DRAIN)[move]
+    drains = ((number & (first > 0)) | survived) & (drain[1] > 0)
+    amount = jnp.maximum(dealt * drain[0] // jnp.maximum(drain[1], 1), 1)
+    ctx = bset(ctx, "last_damage", amount, drains)
+    ctx = heal(ctx, drains, a, amount)
+    recoil = jnp.asarray(T.MOVE_RECOIL)[move]
+    recoils = (number | survived) & (dealt > 0) & (recoil[1] > 0)
+    ctx, _ = damage(ctx, recoils, a, jnp.maximum(dealt * recoil[0] // jnp.maximum(recoil[1], 1), 1),
+                    False)
+    # moveHit's self effect: Hyper Beam's mustrecharge (AfterMove drops it after a KO; none
+    # after breaking a Substitute)
+    ctx = set_vol(ctx, a, _V["mustrecharge"], True,
+                  landed & ~broke & jnp.asarray(MV.SELF_RECHARGE)[move])
+    done = jnp.asarray(1)
+    for k in range(2, 6):  # hits 2..5 repeat the first hit's damage while the target stands
+        more = number & (hits >= k) & (_i(mon(ctx, "hp", d)) > 0)
+        ctx, _ = damage(ctx, more, d, first, True)
+        done = jnp.where(more, k, done)
+    standing = _i(mon(ctx, "hp", d)) > 0
+    kind = _i(jnp.asarray(T.MOVE_SECONDARY_KIND)[move])
+    # secondaries: not through a Substitute, except a confusion secondary while it holds
+    applies = ((number & (done == hits) & standing)
+               | (survived & (kind == T.SECONDARY_CONFUSION))) & M.secondary_applies(
+                   move, mon(ctx, "types", d))
+    state, sec_ok = M.secondary_check(ctx["st"]["prng"], move)
+    ctx = _record(_advance(ctx, applies, state), applies, 256, NONE)
+    sec = applies & sec_ok
+    # -- status move: onTryHit
+    vol = jnp.asarray(MV.MOVE_VOLATILE)[move]
+    screen_up = (((move == MV.ID["reflect"]) & has_vol(ctx, t, "reflect"))
+                 | ((move == MV.ID["lightscreen"]) & has_vol(ctx, t, "lightscreen")))
+    hp_t, maxhp_t = _i(mon(ctx, "hp", t)), _i(mon(ctx, "maxhp", t))
+    sub_fails = (move == MV.ID["substitute"]) & (has_vol(ctx, t, "substitute")
+                                                 | (hp_t * 4 < maxhp_t))
+    # a foe's Substitute blocks poison, stat changes and confusion (not sleep or paralysis)
+    primary = _i(jnp.asarray(T.MOVE_STATUS)[move])
+    blocked = has_vol(ctx, t, "substitute") & ~self_t & (
+        (primary == T.STATUS_PSN) | (primary == T.STATUS_TOX)
+        | (_i(jnp.asarray(MV.MOVE_BOOSTS)[move]) != 0).any() | (vol == _V["confusion"]))
+    h = hit & status_move & ~screen_up & ~sub_fails & ~blocked
+    # -- stat changes (scripts.ts battle.boost; conditions mist.onTryBoost)
+    deltas = jnp.where(status_move, _i(jnp.asarray(MV.MOVE_BOOSTS)[move]),
+                       _i(jnp.asarray(MV.SECONDARY_BOOSTS)[move]))
+    deltas = jnp.where(status_move & has_vol(ctx, t, "mist") & ~self_t & (deltas < 0), 0, deltas)
+    order = jnp.where(status_move, jnp.asarray(MV.MOVE_BOOST_ORDER)[move],
+                      jnp.asarray(MV.SECONDARY_BOOST_ORDER)[move])
+    order = jnp.where(deltas[jnp.maximum(_i(order), 0)] != 0, order, -1)
+    wants = jnp.where(status_move, h & (_i(jnp.asarray(MV.MOVE_BOOSTS)[move]) != 0).any(),
+                      sec & (kind == T.SECONDARY_BOOST))
+    ctx, boosted = boost(ctx, wants, t, deltas, order)
+    ctx = reapply_penalty(ctx, d, wants & boosted)
+    # -- a status (moveHit: only on a target without one, save sleep on a recharging target)
+    rest = h & (move == MV.ID["rest"])
+    hp, maxhp = _i(mon(ctx, "hp", t)), _i(mon(ctx, "maxhp", t))
+    free = (_i(mon(ctx, "status", t)) == T.STATUS_NONE) | (
+        (primary == T.STATUS_SLP) & has_vol(ctx, t, "mustrecharge"))
+    code = jnp.where(status_move, jnp.where(rest, T.STATUS_SLP, primary),
+                     _i(jnp.asarray(T.MOVE_SECONDARY_STATUS)[move]))
+    wants = jnp.where(status_move, (h & free & (primary != 0) & ~rest)
+                      | (rest & ~recovery_fails(hp, maxhp)),
+                      sec & (kind == T.SECONDARY_STATUS) & free)
+    ctx, done_status = set_status(ctx, wants, t, code, by_ally=rest)
+    ctx = set_vol(ctx, t, _V["mustrecharge"], False,
+                  done_status & status_move & (primary == T.STATUS_SLP))
+    ctx = mset(ctx, "sleep_turns", t, 2, done_status & rest)
+    ctx = mset(ctx, "sleep_start", t, 2, done_status & rest)
+    ctx = heal(ctx, done_status & rest, t, maxhp)
+    recover = h & ((move == MV.ID["recover"]) | (move == MV.ID["softboiled"]))
+    ctx = heal(ctx, recover & ~recovery_fails(hp, maxhp), t, maxhp // 2)
+    # -- flinch, volatiles (addVolatile fails on one already there)
+    flinch = sec & (kind == T.SECONDARY_FLINCH)
+    ctx = set_vol(ctx, d, _V["flinch"], True, flinch)
+    ctx = aset(ctx, "flinch_duration", d, 1, flinch)
+    ctx = set_vol(ctx, d, _V["mustrecharge"], False, flinch)  # flinch.onStart
+    vol = jnp.where(status_move, vol, jnp.where(kind == T.SECONDARY_CONFUSION,
+                                                jnp.uint32(_V["confusion"]), jnp.uint32(0)))
+    add = jnp.where(status_move, h, sec) & (vol != 0) & ((aget(ctx, "volatiles", t) & vol) == 0)
+    confuse = add & (vol == _V["confusion"])
+    ctx, turns = rand_range(ctx, confuse, 2, 6)
+    ctx = aset(ctx, "confusion_time", t, turns, confuse)
+    ctx = aset(ctx, "volatiles", t, aget(ctx, "volatiles", t) | vol, add)
+    # Substitute: hp floor(maxHP/4) + 1 (condition onStart), then onHit's directDamage(maxHP/4)
+    made = add & (vol == _V["substitute"])
+    ctx = aset(ctx, "substitute_hp", t, maxhp_t // 4 + 1, made)
+    ctx, _ = damage(ctx, made & (maxhp_t > 3), t, maxhp_t // 4, False)
+    # -- useMoveInner's MoveFail (miss, immune): Jump Kick / High Jump Kick's directDamage(1),
+    # which sets lastDamage in Gen 1
+    crash = en & ~landed & ((move == MV.ID["jumpkick"]) | (move == MV.ID["highjumpkick"]))
+    ctx = direct_damage(ctx, crash, a, 1)
+    # -- tryMoveHit: the Self-Destruct / Explosion user faints, hit, miss or immune
+    ctx = mset(ctx, "hp", a, 0, en & jnp.asarray(T.MOVE_SELFDESTRUCT)[move] & ~broke)
+    # -- AfterMoveSecondary (conditions.ts frz.onAfterMoveSecondary)
+    thaw = landed & jnp.asarray(MV.SECONDARY_IS_BURN)[move] & (
+        _i(mon(ctx, "status", d)) == T.STATUS_FRZ)
+    return cure_status(ctx, d, thaw)
+
+
+def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
+    """``runEvent('BeforeMove')`` handlers in priority order; returns (ctx, aborted)."""
+    status = _i(mon(ctx, "status", a))
+    frz = en & (status == T.STATUS_FRZ)
+    ctx = aset(ctx, "last_move", a, 0, frz)
+    slp = en & ~frz & (status == T.STATUS_SLP)
+    ctx = mset(ctx, "sleep_turns", a, _i(mon(ctx, "sleep_turns", a)) - 1, slp)
+    ctx = aset(ctx, "last_move", a, 0, slp)
+    aborted = frz | slp
+    flinch = en & ~aborted & has_vol(ctx, a, "flinch")
+    aborted = aborted | flinch
+    recharge = en & ~aborted & has_vol(ctx, a, "mustrecharge")  # returns null: stops the event
+    ctx = set_vol(ctx, a, _V["mustrecharge"], False, recharge)
+    aborted = aborted | recharge
+    conf = en & ~aborted & has_vol(ctx, a, "confusion")
+    t = _i(aget(ctx, "confusion_time", a)) - 1
+    ctx = aset(ctx, "confusion_time", a, t, conf)
+    ends = conf & (t == 0)
+    ctx = set_vol(ctx, a, _V["confusion"], False, ends)
+    ctx = aset(ctx, "confusion_time", a, 0, ends)
+    ctx, acts = chance(ctx, conf & ~ends, 128, 256)
+    hurts = conf & ~ends & ~acts
+    mod = mon(ctx, "modified", a)
+    self_hit = M.confusion_self_damage(mon(ctx, "level", a), mod[0], mod[1])
+    ctx = direct_damage(ctx, hurts, a, self_hit)
+    ctx = set_vol(ctx, a, _CONFUSION_CLEARS, False, hurts)
+    aborted = aborted | hurts
+    par = en & ~aborted & (status == T.STATUS_PAR)
+    ctx, full = chance(ctx, par, 63, 256)
+    ctx = set_vol(ctx, a, _PAR_CLEARS, False, full)
+    return ctx, aborted | full
+
+
+def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
+    """``runMove`` -> ``useMove`` -> ``useMoveInner`` for side ``a``'s active using ``move``
+    (the queued move id, ``side.lastSelectedMove``)."""
+    d = 1 - a
+    en = en & (slot(ctx, a) >= 0) & ~mon(ctx, "fainted", a)
+    ctx, aborted = before_move(ctx, en, a)
+    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
+    ctx = residual_status_damage(ctx, a, en & aborted, self_t)  # abortMove -> AfterMoveSelf
+    go = en & ~aborted
+    # two-turn moves (scripts.ts TWO_TURN_MOVES; moves.ts onTryMove): the first turn adds
+    # twoturnmove and stops in useMoveInner's TryMove (no PP, no pokemon.lastMove, lastDamage
+    # untouched); the second removes it and runs the move
+    two = jnp.asarray(MV.TWO_TURN)[move]
+    charged = has_vol(ctx, a, "twoturnmove")
+    charging = go & two & ~charged
+    # deductPP on lastSelectedMoveSlot (6-bit wrap)
+    k = _i(ctx["st"]["side"]["last_selected_slot"][a])
+    pp = mon(ctx, "pp", a)
+    ctx = mset(ctx, "pp", a, _setk(pp, k, (_i(pp[k]) - 1) & 63),
+               go & ~charging & (move != MV.ID["struggle"]))
+    ctx = sset(ctx, "last_move", a, move, go)
+    ctx = sset(ctx, "last_enemy_move", a, move, go)
+    ctx = aset(ctx, "last_move", a, move, go & ~charging)
+    ctx = set_vol(ctx, a, _V["twoturnmove"], True, charging)
+    ctx = aset(ctx, "twoturn_move", a, move, charging)
+    ctx = aset(ctx, "twoturn_source", a, 0, charging)
+    ctx = set_vol(ctx, a, _V["twoturnmove"] | _V["invulnerability"], False, go & two & charged)
+    ctx = aset(ctx, "twoturn_move", a, 0, go & two & charged)
+    go_hit = go & ~charging
+    ctx = bset(ctx, "last_damage", 0, go_hit & ~jnp.asarray(MV.SKIP_LASTDAMAGE)[move])
+    ctx = move_hit(ctx, go_hit, a, d, move)
+    t = jnp.where(self_t, a, d)  # useMove: target 'self'
+    # AfterMove: mods/gen1/conditions.ts mustrecharge.onAfterMove (no recharge after a KO)
+    ctx = set_vol(ctx, a, _V["mustrecharge"], False, go & (_i(mon(ctx, "hp", t)) <= 0))
+    return residual_status_damage(ctx, a, go & (_i(mon(ctx, "hp", t)) > 0), self_t)
+
+
+# ---- switches (battle-actions.ts switchIn, mods/gen4/scripts.ts runSwitch) --------------------
+
+def switch_in(ctx: Ctx, en: Any, s: Any, j: Any) -> Ctx:
+    """``switchIn``: the old active is cleared (clearVolatile) unless fainted (then its status
+    becomes ''), positions are swapped, team member ``j`` becomes active; its cached speed is
+    updated (``insertChoice`` of its runSwitch)."""
+    old = slot(ctx, s)
+    alive = _i(mon(ctx, "hp", s)) > 0
+    ctx = rest_active(ctx, s, en & alive)
+    ctx = mset(ctx, "status", s, T.STATUS_NONE, en & mon(ctx, "fainted", s))
+    new_pos = tget(ctx, "position", s, j)
+    ctx = tset(ctx, "position", s, old, new_pos, en)
+    ctx = tset(ctx, "position", s, j, 0, en)
+    ctx = aset(ctx, "slot", s, j, en)
+    ctx = _zero_active(ctx, s, j, en)
+    return update_speed(ctx, s, en)
+
+
+def run_switch(ctx: Ctx, en: Any, s: Any) -> Ctx:
+    """``runSwitch`` (gen <= 2): every active's lastMove cleared, ``lastSelectedMoveSlot = 0``,
+    ``AfterSwitchInSelf``: brn/psn/tox deal floor(maxHP/16) unless the side fainted this turn."""
+    for t in (0, 1):
+        ctx = aset(ctx, "last_move", t, 0, en & ~mon(ctx, "fainted", t))
+    ctx = sset(ctx, "last_selected_slot", s, 0, en)
+    status = _i(mon(ctx, "status", s))
+    hurt = en & ~ctx["ftt"][s] & ((status == T.STATUS_BRN) | (status == T.STATUS_PSN)
+                                  | (status == T.STATUS_TOX))
+    ctx, _ = damage(ctx, hurt, s, jnp.maximum(_i(mon(ctx, "maxhp", s)) // 16, 1), False)
+    return ctx
+
+
+def after_action(ctx: Ctx, en: Any, update: Any = True) -> Ctx:
+    """``runAction``'s tail: faints (which stop the turn), else ``eachEvent('Update')``."""
+    ctx, fainted = faint_messages(ctx, en)
+    return each_event(ctx, en & ~fainted & update)
+
+
+def team_index_at(ctx: Ctx, s: Any, position: Any) -> Array:
+    pos = _i(ctx["st"]["team"]["position"][s])
+    present = ctx["st"]["team"]["present"][s]
+    return jnp.argmax(present & (pos == _i(position))).astype(I32)
+
+
+# ---- the step -------------------------------------------------------------------------------
+
+def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
+    """``side.ts commitChoices`` (gen 1) for a move choice; returns the queued move id: the
+    chosen slot's move; ``lastSelectedMove`` again for a sleeping or frozen Pokemon's "fight" and
+    for a locked one (Hyper Beam's recharge); Struggle when no move has PP."""
+    status = _i(mon(ctx, "status", s))
+    moves = mon(ctx, "moves", s)
+    fight = ((status == T.STATUS_FRZ) | (status == T.STATUS_SLP) | has_vol(ctx, s, "mustrecharge")
+             | has_vol(ctx, s, "twoturnmove"))
+    struggle = en & ~fight & ~((moves > 0) & (mon(ctx, "pp", s) > 0)).any()
+    choose = en & ~fight & ~struggle
+    k = jnp.clip(c, 0, 3)
+    ctx = sset(ctx, "last_selected_move", s, moves[k], choose)
+    ctx = sset(ctx, "last_selected_slot", s, k, choose)
+    ctx = sset(ctx, "last_move", s, moves[k], choose)
+    lss = _i(ctx["st"]["side"]["last_selected_slot"][s])
+    ctx = sset(ctx, "last_enemy_selected_move", s, moves[jnp.clip(lss, 0, 3)], en & ~struggle)
+    ctx = sset(ctx, "last_selected_move", s, MV.ID["struggle"], struggle)
+    ctx = sset(ctx, "last_enemy_selected_move", s, MV.ID["struggle"], struggle)
+    return ctx, _i(ctx["st"]["side"]["last_selected_move"][s])
+
+
+def _turn(ctx: Ctx, c: Array) -> Ctx:
+    """A move request answered by both sides: the whole turn."""
+    is_switch = [c[s] >= SWITCH for s in (0, 1)]
+    move = []
+    for s in (0, 1):
+        ctx, m = _commit_move(ctx, s, c[s], ~is_switch[s])
+        move.append(m)
+    move = jnp.stack(move)
+    is_sw = jnp.stack(is_switch)
+    speed = ctx["speed"]
+    # queue.sort: order (switch 103, move 200), then priority, then speed; a tie shuffles
+    prio = jnp.where(is_sw, 0, _i(jnp.asarray(T.MOVE_PRIORITY)[move]))
+    order = jnp.where(is_sw, 103, 200)
+    key0 = (-order[0], prio[0], speed[0])
+    key1 = (-order[1], prio[1], speed[1])
+    p2_first = ((key1[0] > key0[0]) | ((key1[0] == key0[0]) & (key1[1] > key0[1]))
+                | ((key1[0] == key0[0]) & (key1[1] == key0[1]) & (key1[2] > key0[2])))
+    tied = (key0[0] == key1[0]) & (key0[1] == key1[1]) & (key0[2] == key1[2])
+    ctx, swapped = tie(ctx, tied)
+    first = jnp.where(p2_first | swapped, 1, 0)
+    # beforeTurn (eachEvent) and its Update
+    ctx = each_event(ctx, True)
+    ctx = each_event(ctx, True)
+
+    def action(k: int, ctx: Ctx) -> Ctx:
+        s = jnp.where(k == 0, first, 1 - first)
+        en = ctx["live"] & ~ctx["st"]["ended"]
+        sw = en & is_sw[s]
+        target = team_index_at(ctx, s, c[s] - SWITCH)
+        ctx = switch_in(ctx, sw, s, target)
+        ctx = after_action(ctx, sw)
+        ctx = run_switch(ctx, sw & ctx["live"], s)
+        ctx = after_action(ctx, sw & ctx["live"])
+        mv = en & ~is_sw[s]
+        ctx = run_move(ctx, mv, s, move[s])
+        return after_action(ctx, mv)
+
+    ctx = jax.lax.fori_loop(0, 2, action, ctx)
+    # residual: updateSpeed, fieldEvent('Residual'): the one-turn flinch ends
+    en = ctx["live"] & ~ctx["st"]["ended"]
+    for s in (0, 1):
+        ctx = update_speed(ctx, s, en & ~mon(ctx, "fainted", s))
+        fl = en & has_vol(ctx, s, "flinch")
+        ctx = set_vol(ctx, s, _V["flinch"], False, fl)
+        ctx = aset(ctx, "flinch_duration", s, 0, fl)
+    ctx = after_action(ctx, en)
+    return end_turn(ctx, ctx["live"] & ~ctx["st"]["ended"])
+
+
+def _forced_switches(ctx: Ctx, c: Array) -> Ctx:
+    """A switch request (``makeRequest('switch')``) answered: the instaswitches in speed order
+    (the fainted Pokemon's Speed), their runSwitch actions in the new Pokemon's speed order (a
+    tie in ``insertChoice`` draws ``random(0, 2)``), then ``endTurn``."""
+    need = jnp.stack([mon(ctx, "fainted", s) for s in (0, 1)]) & (c >= SWITCH)
+    both = need[0] & need[1]
+    sp = jnp.stack([cur_speed(ctx, s) for s in (0, 1)])
+    ctx, swapped = tie(ctx, both & (sp[0] == sp[1]))
+    first = jnp.where(need[0] & need[1], jnp.where((sp[1] > sp[0]) | swapped, 1, 0),
+                      jnp.where(need[0], 0, 1))
+
+    def instaswitch(k: int, carry: tuple) -> tuple:
+        ctx, rs_first = carry
+        s = jnp.where(k == 0, first, 1 - first)
+        en = (k == 0) | both
+        ctx = switch_in(ctx, en, s, team_index_at(ctx, s, c[s] - SWITCH))
+        # insertChoice(runSwitch) of the second into [runSwitch of the first]: by the new
+        # Pokemon's speed, a tie drawing random(0, 2)
+        sf, ss = ctx["speed"][first], ctx["speed"][1 - first]
+        ctx, lands = rand_range(ctx, en & (k == 1) & (sf == ss), 0, 2)
+        second_first = en & (k == 1) & ((ss > sf) | ((ss == sf) & (lands == 0)))
+        rs_first = jnp.where(second_first, 1 - first, rs_first)
+        # with another instaswitch next in the queue, runAction returns before Update
+        ctx = after_action(ctx, en, update=(k == 1) | ~both)
+        return ctx, rs_first
+
+    ctx, r1 = jax.lax.fori_loop(0, 2, instaswitch, (ctx, first))
+
+    def runswitch(k: int, ctx: Ctx) -> Ctx:
+        s = jnp.where(k == 0, r1, 1 - r1)
+        en = ctx["live"] & ((k == 0) | both)
+        ctx = run_switch(ctx, en, s)
+        return after_action(ctx, en)
+
+    ctx = jax.lax.fori_loop(0, 2, runswitch, ctx)
+    return end_turn(ctx, ctx["live"] & ~ctx["st"]["ended"])
+
+
+def end_turn(ctx: Ctx, en: Any) -> Ctx:
+    """``battle.endTurn``: turn + 1 and Gen 1's Endless Battle Clause (every side's Pokemon all
+    fainted or frozen, or out of PP against an all-Ghost foe: a tie; a tie at turn 1001)."""
+    st = ctx["st"]
+    turn = _i(st["turn"]) + 1
+    ctx = bset(ctx, "turn", turn, en)
+    team = st["team"]
+    present = team["present"]
+    gone = team["fainted"] | ~present
+    ghost = M.has_type(team["types"], T.TYPE_ID["Ghost"])
+    foe_all_ghosts = (gone | ghost).all(axis=-1)[::-1]
+    no_pp = (_i(team["pp"]) == 0).all(axis=-1)
+    stuck = (gone | (team["status"] == T.STATUS_FRZ) | (no_pp & foe_all_ghosts[:, None])).all(-1)
+    ties = en & (stuck.all() | (turn > 1000))
+    ctx = bset(ctx, "ended", True, ties)
+    return bset(ctx, "winner", S.WINNER_TIE, ties)
+
+
+def _step(b: S.Battle, c1: Any, c2: Any) -> tuple[S.Battle, dict[str, Array]]:
+    st = _unpack(b)
+    # side.faintedThisTurn survives into the forced-switch request that a faint made
+    fainted = jnp.stack([st["team"]["fainted"][s, jnp.maximum(_i(st["active"]["slot"][s]), 0)]
+                         for s in (0, 1)])
+    ctx = _ctx(st, speed=jnp.zeros(2, I32), live=jnp.asarray(True), ftt=fainted,
+               tn=jnp.asarray(0, I32), tfrom=jnp.full(TAPE_SIZE, NONE, I32),
+               tto=jnp.full(TAPE_SIZE, NONE, I32))
+    for s in (0, 1):  # commitChoices: updateSpeed of the unfainted actives
+        ctx = update_speed(ctx, s, ~mon(ctx, "fainted", s))
+    c = jnp.stack([_i(c1), _i(c2)])
+    forced = mon(ctx, "fainted", 0) | mon(ctx, "fainted", 1)
+    ended = st["ended"]
+    ctx_turn = _turn(ctx, c)
+    ctx_sw = _forced_switches(ctx, c)
+    out = jax.tree_util.tree_map(lambda x, y: jnp.where(forced, y, x), ctx_turn, ctx_sw)
+    out = jax.tree_util.tree_map(lambda x, y: jnp.where(ended, y, x), out, ctx)
+    return _pack(out["st"]), {"draws": out["tn"], "tape_from": out["tfrom"],
+                              "tape_to": out["tto"]}
+
+
+def step(b: S.Battle, c1: Any, c2: Any) -> S.Battle:
+    """One request answered: the battle after Showdown's turn (or forced switches)."""
+    return _step(b, c1, c2)[0]
+
+
+step_with_tape = _step
+
+
+@functools.cache
+def compiled(batched: bool = False) -> Any:
+    """The jitted ``step_with_tape`` (vmapped over a leading batch axis when ``batched``), one per
+    process: compile once and reuse."""
+    f = jax.vmap(_step) if batched else _step
+    return jax.jit(f)
+
+
+# ---- legal choices (sim/pokemon.ts getMoveRequestData, sim/side.ts) ---------------------------
+
+def legal_mask(b: S.Battle, player: Any) -> Array:
+    """``bool[N_CHOICES]``: the choices Showdown's request allows ``player`` (0 = p1, 1 = p2).
+
+    A forced switch: the unfainted bench positions; the other side waits (only ``NO_CHOICE``). A
+    move request: the move slots with PP (none -> slot 0, Struggle), only slot 0 ("Fight") while
+    asleep or frozen; switches to every unfainted bench position. An ended battle: nothing."""
+    s = _i(player)
+    team, active = b.team, b.active
+    j = _i(active.slot[s])
+    fainted_active = team.fainted[jnp.arange(2), jnp.maximum(_i(active.slot), 0)]
+    forced = fainted_active.any()
+    mine_forced = fainted_active[s]
+    pos = _i(team.position[s])
+    bench_ok = team.present[s] & ~team.fainted[s] & (pos > 0)
+    switch = jnp.zeros(6, bool).at[jnp.where(bench_ok, pos, 0)].max(bench_ok).at[0].set(False)
+    moves = team.moves[s, j]
+    pp = team.pp[s, j]
+    usable = (moves > 0) & (pp > 0)
+    status = team.status[s, j]
+    fight = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP)
+    # locked (Hyper Beam's recharge, a charged two-turn move): one move, trapped
+    recharge = (active.volatiles[s] & jnp.uint32(_V["mustrecharge"] | _V["twoturnmove"])) != 0
+    usable = jnp.where(fight | recharge | ~usable.any(), jnp.arange(4) == 0, usable)
+    switch = switch & ~recharge
+    move_req = jnp.concatenate([usable, switch[:1] & False, switch[1:], jnp.zeros(1, bool)])
+    switch_req = jnp.concatenate([jnp.zeros(5, bool), switch[1:], jnp.zeros(1, bool)])
+    wait = jnp.zeros(N_CHOICES, bool).at[NO_CHOICE].set(True)
+    mask = jnp.where(forced, jnp.where(mine_forced, switch_req, wait), move_req)
+    return jnp.where(b.ended, jnp.zeros(N_CHOICES, bool), mask)
+
+
+def choice_string(choice: int) -> str | None:
+    """The Showdown choice of an integer choice (``None`` for :data:`NO_CHOICE`)."""
+    choice = int(choice)
+    if choice == NO_CHOICE:
+        return None
+    if 0 <= choice < 4:
+        return f"move {choice + 1}"
+    if SWITCH < choice < NO_CHOICE:
+        return f"switch {choice - SWITCH + 1}"
+    raise ValueError(f"choice {choice} is not a choice (0-3 moves, 5-9 switches, 10 none)")
+
+
+def check_supported(b: S.Battle) -> None:
+    """Raise ValueError naming every move in the battle the engine does not play yet."""
+    moves = np.asarray(b.team.moves)[np.asarray(b.team.present)]
+    MV.check_supported([S.MOVE_NAME[int(m)] for m in moves.ravel() if int(m)], "battle")

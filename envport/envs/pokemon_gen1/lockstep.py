@@ -1,0 +1,254 @@
+"""L3 lockstep battles: the JAX engine and the real Showdown, from matched seeds and teams.
+
+Per battle: two teams (species from the ``gen1randombattle`` pool at their random-battle levels,
+each with 1-4 moves drawn from the moves the engine supports, or Showdown's own
+``Teams.generate`` teams kept only when every move is supported), a battle seed, and random legal
+players. The initial state is Showdown's own after ``create`` (the lead switch-ins, which may
+already draw), read through the bridge; from there both run on their own. Every step:
+
+1. the legal choices: the JAX ``legal_mask`` must equal what Showdown's requests allow;
+2. both players choose at random among them (one ``random.Random`` per battle), the same integer
+   choices go to the JAX step and, as ``move N`` / ``switch N`` strings, to Showdown;
+3. ``comparable(jax_state)`` must equal ``comparable_from_showdown(export)`` (every field the
+   bridge knows, the PRNG words included).
+
+The first difference stops the battle and is reported with its turn, the differing field paths,
+and the index of the first PRNG draw of that step where the two tapes differ (the JAX step
+records the ``from``/``to`` of each draw, Showdown's worker its own tape).
+
+``python -m envport.envs.pokemon_gen1.lockstep --battles 100 [--seed 0] [--teams pool|showdown]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from envport.envs.pokemon_gen1 import bridge as B
+from envport.envs.pokemon_gen1 import engine as E
+from envport.envs.pokemon_gen1 import moves as MV
+from envport.envs.pokemon_gen1 import state as S
+from envport.envs.pokemon_gen1 import tables as T
+from envport.envs.pokemon_gen1.reference import ShowdownWorker, gen1_set, legal_choices
+
+
+@dataclasses.dataclass
+class Divergence:
+    """Where a lockstep battle first differed from Showdown."""
+
+    battle: int
+    turn: int  # Showdown's turn number before the step
+    step: int  # steps (requests answered) before this one
+    what: str  # "state", "legal", "tape"
+    fields: list[str]
+    first_draw: int | None  # index of the first differing draw in this step (None: same tapes)
+    jax_draws: list[tuple[int, int]]
+    showdown_draws: list[tuple[int, int]]
+    choices: tuple[str | None, str | None]
+    seed: list[int]
+    teams: tuple[str, str]
+
+    def describe(self) -> str:
+        lines = [f"battle {self.battle}: first difference at turn {self.turn} (step {self.step}), "
+                 f"{self.what}; choices {self.choices}",
+                 *(f"  {f}" for f in self.fields[:12])]
+        if self.first_draw is not None:
+            lines.append(f"  tapes first differ at draw {self.first_draw}: JAX "
+                         f"{self.jax_draws[self.first_draw:self.first_draw + 3]} vs Showdown "
+                         f"{self.showdown_draws[self.first_draw:self.first_draw + 3]} "
+                         f"(JAX {len(self.jax_draws)} draws, Showdown {len(self.showdown_draws)})")
+        lines.append(f"  seed {self.seed}; teams {json.dumps(self.teams)}")
+        return "\n".join(lines)
+
+
+@dataclasses.dataclass
+class Summary:
+    battles: int = 0
+    identical: int = 0
+    steps: int = 0
+    turns: int = 0
+    ended: int = 0
+    divergences: list[Divergence] = dataclasses.field(default_factory=list)
+
+    def describe(self) -> str:
+        return (f"{self.identical} of {self.battles} battles identical to Showdown "
+                f"({self.steps} steps, {self.turns} turns compared; {self.ended} ended)")
+
+
+# ---- teams ----------------------------------------------------------------------------------
+
+def pool_team(rng: random.Random, worker: ShowdownWorker, size: int = 6) -> str:
+    """A team of ``size`` distinct random-battle species at their random-battle levels, each with
+    1-4 distinct supported moves (Showdown plays the given team as is in this format), packed by
+    Showdown."""
+    species = rng.sample(sorted(T.RANDOM_SETS), size)
+    team = []
+    for sp in species:
+        level = int(T.RANDOM_SETS[sp].get("level", 80))
+        moves = rng.sample(MV.SUPPORTED_MOVES, rng.choice([2, 3, 4, 4, 4]))
+        team.append(gen1_set(sp, moves, level=level))
+    return worker.pack_team(team)
+
+
+def showdown_teams(rng: random.Random, worker: ShowdownWorker,
+                   tries: int = 2000) -> tuple[str, str]:
+    """Two ``Teams.generate`` teams whose moves are all supported (seeds drawn until found)."""
+    found: list[str] = []
+    for _ in range(tries):
+        packed = worker.generate_team([rng.randrange(65536) for _ in range(4)])
+        if not MV.unsupported(MV.packed_team_moves(packed)):
+            found.append(packed)
+            if len(found) == 2:
+                return found[0], found[1]
+    raise ValueError(f"no two fully supported Teams.generate teams in {tries} seeds "
+                     f"(supported families: {', '.join(MV.FAMILIES)}); use --teams pool")
+
+
+# ---- one battle -----------------------------------------------------------------------------
+
+def _mask_strings(mask: np.ndarray) -> set[str | None]:
+    return {E.choice_string(i) for i in np.flatnonzero(mask)}
+
+
+def _showdown_legal(request: dict | None) -> set[str | None]:
+    if not request or request.get("wait"):
+        return {None}
+    return set(legal_choices(request, voluntary_switches=True))
+
+
+def _first_draw(mine: list[tuple[int, int]], theirs: list[tuple[int, int]]) -> int | None:
+    for i in range(max(len(mine), len(theirs))):
+        if i >= len(mine) or i >= len(theirs) or mine[i] != theirs[i]:
+            return i
+    return None
+
+
+def _jax_tape(info: dict[str, Any]) -> list[tuple[int, int]]:
+    n = min(int(info["draws"]), E.TAPE_SIZE)
+    frm, to = np.asarray(info["tape_from"]), np.asarray(info["tape_to"])
+    return [(int(frm[i]), int(to[i])) for i in range(n)]
+
+
+def _showdown_tape(tape: list[dict]) -> list[tuple[int, int]]:
+    return [(int(d["from"]) if d["from"] is not None else -1,
+             int(d["to"]) if d["to"] is not None else -1) for d in tape]
+
+
+def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: tuple[str, str],
+               rng: random.Random, max_steps: int = 2000, switch_p: float = 0.15,
+               tamper: Any = None) -> tuple[Divergence | None, int, int, bool]:
+    """One lockstep battle. Returns (divergence or None, steps, turns, ended). ``tamper``
+    (tests only): a function applied to the JAX state after a chosen step, to show that a
+    difference is caught."""
+    for packed in teams:
+        MV.check_supported(MV.packed_team_moves(packed), "team")
+    step = E.compiled(False)
+    bid = f"lockstep-{index}-{'-'.join(map(str, seed))}"
+    result = worker.create(bid, list(seed), teams[0], teams[1])
+    try:
+        state = S.to_jax(B.from_showdown(worker.export(bid)))
+        E.check_supported(state)
+        steps = 0
+        while True:
+            turn = int(result["turn"])
+            if result["ended"]:
+                return None, steps, turn, True
+            if steps >= max_steps:
+                return None, steps, turn, False
+            masks = [np.asarray(E.legal_mask(state, p)) for p in (0, 1)]
+            choices: list[int] = []
+            for p, side in enumerate(("p1", "p2")):
+                mine = _mask_strings(masks[p])
+                theirs = _showdown_legal(result["requests"][side])
+                if mine != theirs:
+                    return Divergence(index, turn, steps, "legal",
+                                      [f"legal[{side}]: JAX {sorted(mine, key=str)} vs Showdown "
+                                       f"{sorted(theirs, key=str)}"], None, [], [],
+                                      (None, None), list(seed), teams), steps, turn, False
+                options = list(np.flatnonzero(masks[p]))
+                moves_only = [c for c in options if c < E.SWITCH]
+                if moves_only and rng.random() >= switch_p:
+                    options = moves_only
+                choices.append(int(rng.choice(options)))
+            strings = (E.choice_string(choices[0]), E.choice_string(choices[1]))
+            result = worker.choose(bid, strings[0], strings[1])
+            state, info = step(state, np.int32(choices[0]), np.int32(choices[1]))
+            if tamper is not None:
+                state = tamper(steps, state)
+            steps += 1
+            mine_view = B.comparable(state)
+            theirs_view = B.comparable_from_showdown(worker.export(bid))
+            diffs = B.differences(mine_view, theirs_view)
+            jt, st = _jax_tape(info), _showdown_tape(result["tape"])
+            first = _first_draw(jt, st)
+            if diffs or first is not None:
+                return Divergence(index, turn, steps - 1, "state" if diffs else "tape",
+                                  diffs, first, jt, st, strings, list(seed),
+                                  teams), steps, turn, False
+    finally:
+        worker.destroy(bid)
+
+
+def run(battles: int, seed: int = 0, teams: str = "pool", worker: ShowdownWorker | None = None,
+        max_steps: int = 2000, stop_at_first: bool = False, verbose: bool = False) -> Summary:
+    """``battles`` lockstep battles; their seeds, teams and players all derive from ``seed``."""
+    if teams not in ("pool", "showdown"):
+        raise ValueError(f"--teams must be 'pool' or 'showdown', not {teams!r}")
+    own = worker is None
+    w = worker or ShowdownWorker()
+    summary = Summary()
+    try:
+        for i in range(battles):
+            rng = random.Random(f"lockstep:{seed}:{i}")
+            pair = ((pool_team(rng, w), pool_team(rng, w)) if teams == "pool"
+                    else showdown_teams(rng, w))
+            battle_seed = [rng.randrange(65536) for _ in range(4)]
+            div, steps, turns, ended = run_battle(w, i, battle_seed, pair, rng,
+                                                  max_steps=max_steps)
+            summary.battles += 1
+            summary.steps += steps
+            summary.turns += turns
+            summary.ended += ended
+            if div is None:
+                summary.identical += 1
+            else:
+                summary.divergences.append(div)
+                if verbose:
+                    print(div.describe(), flush=True)
+                if stop_at_first:
+                    break
+    finally:
+        if own:
+            w.close()
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--battles", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--teams", default="pool", help="pool (supported moves on pool species) or "
+                    "showdown (Teams.generate teams whose moves are all supported)")
+    ap.add_argument("--max-steps", type=int, default=2000)
+    ap.add_argument("--stop-at-first", action="store_true")
+    args = ap.parse_args(argv)
+    if args.battles < 1:
+        raise ValueError("--battles must be at least 1")
+    t0 = time.time()
+    summary = run(args.battles, args.seed, args.teams, max_steps=args.max_steps,
+                  stop_at_first=args.stop_at_first, verbose=True)
+    print(summary.describe() + f" in {time.time() - t0:.1f} s (jax {jax.__version__})")
+    return 0 if summary.identical == summary.battles else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
