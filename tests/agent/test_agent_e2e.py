@@ -77,5 +77,6 @@ def test_manual_agent_cartpole_through_resume(tmp_path, capsys):
     assert codes == [3, 3, 3, 0]
     its = Ledger(run_dir / "ledger.jsonl").iterations()
     assert [r["kind"] for r in its] == ["module:jax_env", "module:bridge", "repair"]
-    assert its[1]["layers"]["interaction"] is False and its[2]["highest_layer"] == "distribution"
+    assert its[1]["layers"]["interaction"] is False
+    assert its[2]["highest_layer"] == "rollout_distribution" and all(its[2]["layers"].values())
     assert "waiting for the agent" in capsys.readouterr().err

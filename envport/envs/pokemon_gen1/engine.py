@@ -736,11 +736,11 @@ def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
 def _turn(ctx: Ctx, c: Array) -> Ctx:
     """A move request answered by both sides: the whole turn."""
     is_switch = [c[s] >= SWITCH for s in (0, 1)]
-    move = []
+    moves = []
     for s in (0, 1):
         ctx, m = _commit_move(ctx, s, c[s], ~is_switch[s])
-        move.append(m)
-    move = jnp.stack(move)
+        moves.append(m)
+    move = jnp.stack(moves)
     is_sw = jnp.stack(is_switch)
     speed = ctx["speed"]
     # queue.sort: order (switch 103, move 200), then priority, then speed; a tie shuffles

@@ -116,7 +116,7 @@ def showdown_teams(rng: random.Random, worker: ShowdownWorker,
 # ---- one battle -----------------------------------------------------------------------------
 
 def _mask_strings(mask: np.ndarray) -> set[str | None]:
-    return {E.choice_string(i) for i in np.flatnonzero(mask)}
+    return {E.choice_string(int(i)) for i in np.flatnonzero(mask)}
 
 
 def _showdown_legal(request: dict | None) -> set[str | None]:
