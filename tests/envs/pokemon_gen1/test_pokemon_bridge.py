@@ -22,7 +22,6 @@ from envport.envs.pokemon_gen1 import bridge as B
 from envport.envs.pokemon_gen1 import state as S
 from envport.envs.pokemon_gen1 import tables as T
 from envport.envs.pokemon_gen1.reference import (
-    ReferenceUnavailable,
     ShowdownWorker,
     gen1_set,
     legal_choices,
@@ -53,16 +52,6 @@ def test_the_state_is_a_pytree_jax_can_carry():
         S.check_dtypes(S.Battle(**{**vars(S.empty()),
                                    "team": S.Team(**{**vars(S.empty().team),
                                                      "hp": np.zeros((2, 6), np.int32)})}))
-
-
-@pytest.fixture(scope="module")
-def worker():
-    try:
-        w = ShowdownWorker(timeout=120)
-    except ReferenceUnavailable as e:
-        pytest.skip(f"Showdown reference not available: {e}")
-    yield w
-    w.close()
 
 
 def _random_team(w: ShowdownWorker, rng: random.Random) -> str:

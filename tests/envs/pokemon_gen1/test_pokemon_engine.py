@@ -22,17 +22,7 @@ from envport.envs.pokemon_gen1 import engine as E
 from envport.envs.pokemon_gen1 import lockstep as L
 from envport.envs.pokemon_gen1 import moves as MV
 from envport.envs.pokemon_gen1 import state as S
-from envport.envs.pokemon_gen1.reference import ReferenceUnavailable, ShowdownWorker, gen1_set
-
-
-@pytest.fixture(scope="module")
-def worker():
-    try:
-        w = ShowdownWorker(timeout=120)
-    except ReferenceUnavailable as e:
-        pytest.skip(f"Showdown reference not available: {e}")
-    yield w
-    w.close()
+from envport.envs.pokemon_gen1.reference import gen1_set
 
 
 def test_lockstep_battles_are_identical_to_showdown(worker):

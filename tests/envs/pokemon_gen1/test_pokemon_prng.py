@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from envport.envs.pokemon_gen1 import prng
-from envport.envs.pokemon_gen1.reference import ReferenceUnavailable, ShowdownWorker
 
 VECTORS = [  # seed, raw u (first 5), random(256) x5, random(217, 256) x5, state after 5 steps
     ((0, 0, 0, 0), [0, 1904791564, 183838931, 176901684, 3359619440], [0, 113, 10, 10, 200],
@@ -88,16 +87,6 @@ def test_state_seed_round_trip():
 
 
 # ---- against Showdown's own PRNG -----------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def worker():
-    try:
-        w = ShowdownWorker(timeout=120)
-    except ReferenceUnavailable as e:
-        pytest.skip(f"Showdown reference not available: {e}")
-    yield w
-    w.close()
-
 
 # One fixed sequence of API calls; every seed gets its own random arguments.
 PATTERN = ["float", "int", "range", "chance", "sample", "shuffle", "int", "chance", "range",

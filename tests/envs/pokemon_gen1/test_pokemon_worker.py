@@ -19,7 +19,6 @@ import pytest
 from envport.envs.pokemon_gen1.reference import (
     REFERENCE_DIR,
     IllegalChoice,
-    ReferenceUnavailable,
     ShowdownBattle,
     ShowdownWorker,
     WorkerCrashed,
@@ -30,16 +29,6 @@ from envport.envs.pokemon_gen1.reference import (
     seed_words,
 )
 from envport.envs.pokemon_gen1.render import render_state, render_turn
-
-
-@pytest.fixture(scope="module")
-def worker():
-    try:
-        w = ShowdownWorker(timeout=60)
-    except ReferenceUnavailable as e:
-        pytest.skip(f"Showdown reference not available: {e}")
-    yield w
-    w.close()
 
 
 def random_policy(rng: random.Random, requests: dict) -> tuple:
