@@ -155,14 +155,7 @@ def lockstep_from_pyboy_state(
     import io
 
     rom_file, boot_file = _files(rom, boot)
-    source = make_pyboy(rom_file, boot_file)
-    try:
-        source.tick(at_frame, True)
-        buf = io.BytesIO()
-        source.save_state(buf)
-    finally:
-        source.stop(save=False)
-    state = buf.getvalue()
+    state = pyboy_state_at(rom, at_frame, boot)
     pb = make_pyboy(rom_file, boot_file)
     gb = make_core(rom_file, boot_file)
     try:
