@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-gymnax = pytest.importorskip(
-    "gymnax", reason="gymnax is an optional extra (pip install --no-deps gymnax==1.0.1, which "
-    "imports seaborn): installed by the optional set-up only")
-from gymnax.wrappers import (  # noqa: E402
+try:
+    import gymnax
+except ImportError as e:  # gymnax comes with the `peers` extra (install.sh's default)
+    if "peers" in os.environ.get("ENVPORT_EXTRAS", "peers").split(","):
+        raise ImportError(f"gymnax is not importable although install.sh installs it with the "
+                          f"`peers` extra: {e}") from e
+    pytest.skip(f"ENVPORT_EXTRAS leaves out `peers` (gymnax): {e}", allow_module_level=True)
+from gymnax.wrappers import (
     FlattenObservationWrapper,
     GymnaxToDmEnvWrapper,
     GymnaxToGymWrapper,
@@ -20,11 +26,11 @@ from gymnax.wrappers import (  # noqa: E402
     StickyActionWrapper,
 )
 
-import envport  # noqa: E402
-import envport.gymnax as envport_gymnax  # noqa: E402
-from envport.core.api import tree_stack  # noqa: E402
-from envport.core.wrappers import AutoReset  # noqa: E402
-from envport.envs.cartpole.jax_env import CartPoleParams  # noqa: E402
+import envport
+import envport.gymnax as envport_gymnax
+from envport.core.api import tree_stack
+from envport.core.wrappers import AutoReset
+from envport.envs.cartpole.jax_env import CartPoleParams
 
 N = 8
 

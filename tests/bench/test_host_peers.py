@@ -16,7 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import jax
 import jax.numpy as jnp
@@ -51,18 +51,26 @@ def numpy_pool() -> peers_mod.HostPeer:
     return peers_mod.HostPeer(run)
 
 
+def _peer_missing(why: str) -> NoReturn:
+    """A peer of the `peers` extra is missing: skipped when ENVPORT_EXTRAS leaves the extra out,
+    a broken install (a failure) with install.sh's default extras, which include it."""
+    if "peers" not in os.environ.get("ENVPORT_EXTRAS", "peers").split(","):
+        pytest.skip(f"ENVPORT_EXTRAS leaves out `peers`: {why}")
+    pytest.fail(f"{why} (extra `peers`, installed by install.sh)")
+
+
 def envpool_or_skip() -> Any:
     try:
         return peers_mod._import_envpool()
     except ImportError as e:
-        pytest.skip(f"EnvPool is an optional peer, installed by the optional set-up only: {e}")
+        _peer_missing(f"EnvPool is not importable: {e}")
 
 
 def gymnax_or_skip() -> Any:
     try:
         return peers_mod._gymnax_cartpole_module()
     except ImportError as e:
-        pytest.skip(f"gymnax is an optional peer, installed by the optional set-up only: {e}")
+        _peer_missing(f"gymnax is not importable: {e}")
 
 
 def test_time_host_fixed_and_sized_by_time() -> None:
