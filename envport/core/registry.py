@@ -155,6 +155,10 @@ class Verification:
     # Policies that drive the reference to interesting states: (obs, rng) -> action.
     scripted_policy: Callable[[np.ndarray, np.random.Generator], Any] | None = None
     random_action: Callable[[np.random.Generator], Any] | None = None
+    # Games whose legal actions depend on the state (action masks): (reference state, rng) -> a
+    # uniformly random legal action. Where declared, the verifier draws every random action it
+    # takes from a known state with it instead of ``random_action``.
+    legal_action: Callable[[RefState, np.random.Generator], Any] | None = None
     # L2: perturb a visited state into a nearby (possibly unvisited) one; coarse bins for novelty.
     perturb: Callable[[RefState, np.random.Generator], RefState] | None = None
     state_bins: Callable[[RefState], tuple] | None = None

@@ -30,7 +30,13 @@ from envport.core.reference import Bridge, Reference, RefState, index_state, sta
 from envport.core.registry import EnvSpec
 from envport.core.seeds import derive_seed
 from envport.verify.compare import compare_fields, step_fields
-from envport.verify.policies import POLICIES, make_policy, visit_states
+from envport.verify.policies import (
+    POLICIES,
+    can_draw_actions,
+    draw_action,
+    make_policy,
+    visit_states,
+)
 from envport.verify.report import Failure, LayerResult
 
 MAX_FAILURES_KEPT = 5
@@ -114,7 +120,7 @@ def step_translation(env: Environment, bridge: Bridge, cases: list[Case],
 def sample_cases(spec: EnvSpec, ref: Reference, n: int, seed: int,
                  policies: tuple[str, ...] = POLICIES, perturb_fraction: float = 0.25,
                  min_episodes: int = 4, max_episodes: int = 200) -> list[Case]:
-    assert spec.verification.random_action is not None
+    assert can_draw_actions(spec), f"{spec.name} declares no way to draw an action"
     rng = np.random.default_rng(seed)
     per_policy = -(-n // len(policies))
     cases: list[Case] = []
@@ -132,7 +138,7 @@ def sample_cases(spec: EnvSpec, ref: Reference, n: int, seed: int,
             state, origin = pool[i], kind
             if spec.verification.perturb is not None and rng.random() < perturb_fraction:
                 state, origin = spec.verification.perturb(state, rng), f"{kind}+perturbed"
-            cases.append(Case(state, spec.verification.random_action(rng), origin))
+            cases.append(Case(state, draw_action(spec, state, rng), origin))
     return cases[:n]
 
 

@@ -20,21 +20,37 @@ Policy = Callable[[np.ndarray, np.random.Generator], Any]
 POLICIES = ("random", "scripted", "novelty")
 
 
+def can_draw_actions(spec: EnvSpec) -> bool:
+    v = spec.verification
+    return v.legal_action is not None or v.random_action is not None
+
+
+def draw_action(spec: EnvSpec, state: RefState, rng: np.random.Generator) -> Any:
+    """A random action to take from the reference state ``state``: a legal one where the
+    environment declares ``legal_action`` (games with action masks), else ``random_action``."""
+    v = spec.verification
+    if v.legal_action is not None:
+        return v.legal_action(state, rng)
+    if v.random_action is None:
+        raise ValueError(f"{spec.name} declares neither legal_action nor random_action")
+    return v.random_action(rng)
+
+
 class NoveltyPolicy:
     def __init__(self, spec: EnvSpec, ref: Reference, candidates: int = 3):
-        if spec.verification.state_bins is None or spec.verification.random_action is None:
-            raise ValueError(f"{spec.name}: the novelty policy needs state_bins and random_action")
+        if spec.verification.state_bins is None or not can_draw_actions(spec):
+            raise ValueError(f"{spec.name}: the novelty policy needs state_bins and random_action "
+                             "(or legal_action)")
         self.spec, self.ref, self.candidates = spec, ref, candidates
         self.visits: Counter[tuple] = Counter()
 
     def __call__(self, obs: np.ndarray, rng: np.random.Generator) -> Any:
-        random_action = self.spec.verification.random_action
         state_bins = self.spec.verification.state_bins
-        assert random_action is not None and state_bins is not None
+        assert state_bins is not None
         here = self.ref.get_state()
         best, best_count = None, None
         for _ in range(self.candidates):
-            action = random_action(rng)
+            action = draw_action(self.spec, here, rng)
             self.ref.step(action)
             count = self.visits[state_bins(self.ref.get_state())]
             self.ref.set_state(here)
@@ -46,6 +62,8 @@ class NoveltyPolicy:
 
 def make_policy(kind: str, spec: EnvSpec, ref: Reference) -> Policy:
     if kind == "random":
+        if spec.verification.legal_action is not None:
+            return lambda obs, rng: draw_action(spec, ref.get_state(), rng)
         assert spec.verification.random_action is not None
         random_action = spec.verification.random_action
         return lambda obs, rng: random_action(rng)
