@@ -35,6 +35,38 @@ class Reference(Protocol):
         ...
 
 
+@runtime_checkable
+class HostTranslation(Reference, Protocol):
+    """A translation stepped on the host (``EnvSpec.backend == "host"``: a Rust core through
+    Python bindings...), verified through the same protocol as its reference, with the same
+    reference-form states: ``set_state`` takes a state the *reference*'s ``get_state`` gave (L2
+    injects it into both sides) or its own.
+
+    ``opaque_fields``: state fields that carry a side's own snapshot for ``set_state`` (a save
+    state), in each side's format, never compared; ``get_state(include_opaque=False)`` leaves
+    them out (the verifier asks for them only where it injects a state). Optional
+    ``step_batch(states, actions) -> [(state, obs, reward, terminated, truncated)]``: one step
+    from each state in one batched call, the translation's batch path (L2 steps every case
+    through it when present)."""
+
+    opaque_fields: tuple[str, ...]
+
+    def get_state(self, include_opaque: bool = True) -> RefState: ...
+
+
+class IdentityBridge:
+    """The bridge of a host translation: it takes and gives reference-form states itself."""
+
+    def to_jax(self, state: Mapping[str, np.ndarray]) -> Any:
+        return dict(state)
+
+    def from_jax(self, state: Any) -> RefState:
+        return dict(state)
+
+    def draws(self, tape: Mapping[str, np.ndarray], state: Mapping[str, np.ndarray]) -> Any:
+        return {}
+
+
 class Bridge(Protocol):
     def to_jax(self, state: Mapping[str, np.ndarray]) -> Any: ...
 

@@ -32,6 +32,7 @@ from envport.core.api import Environment
 from envport.core.reference import Bridge, Reference, RefState
 
 ENV_PATH_VARIABLE = "ENVPORT_ENV_PATH"
+BACKENDS = ("jax", "host")  # what an EnvSpec's ``make`` builds (``EnvSpec.backend``)
 ENTRY_POINT_GROUP = "envport.envs"
 
 
@@ -247,6 +248,11 @@ class EnvSpec:
     modes: tuple[Mapping[str, Any], ...] = ()
     # The options this spec was built with (a variant's), {} for the default mode.
     mode: Mapping[str, Any] = field(default_factory=dict)
+    # What ``make`` builds: "jax", a JAX ``Environment`` (the layers jit and vmap it), or
+    # "host", a translation stepped on the host (a Rust core through Python bindings...) that
+    # exposes the ``Reference`` protocol itself (``envport.core.reference.HostTranslation``);
+    # ``envport verify`` then runs the host form of each layer (``envport.verify.host``).
+    backend: str = "jax"
 
     def parse_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """Typed values of ``options`` (strings from the command line or Python values);
@@ -271,6 +277,14 @@ class EnvSpec:
 
     def tolerance_for(self, name: str) -> Tolerance:
         return self.verification.tolerance_for(name)
+
+    @property
+    def host(self) -> bool:
+        """True for a host translation (``backend == "host"``)."""
+        if self.backend not in BACKENDS:
+            raise ValueError(f"{self.name}: backend must be one of {', '.join(BACKENDS)}, got "
+                             f"{self.backend!r}")
+        return self.backend == "host"
 
     @property
     def mode_name(self) -> str:

@@ -51,6 +51,7 @@ ROMS: dict[str, Rom] = {
         Rom("spin", "SPIN"),
         Rom("cputest", "CPUTEST"),
         Rom("idle", "IDLE"),
+        Rom("catch", "CATCH"),
         Rom("mbc1", "MBC1", cartridge_type=0x02, rom_banks=4, ram_banks=1,
             banked_areas=("_CODE_1", "_CODE_2", "_CODE_3")),
     )

@@ -1,0 +1,129 @@
+"""``gb-catch``: the project's game ROM ``roms/catch.s`` as an RL environment (see README.md).
+
+Reference: PyBoy 2.8.1 (sound off) driving the ROM; translation: the Rust core, a *host*
+translation (``EnvSpec.backend = "host"``: it exposes the Reference protocol and the verifier
+runs its host layers on it). Everything game-specific is the :data:`CATCH` record and the two
+policies below; another game is another ROM and a copy of this file.
+
+Observation: six RAM bytes / 255 (score, lives, paddle x, fruit x, fruit y, fall speed), a
+``Box(0, 1, (6,))``: they are the whole game state (the screen is drawn from them), small enough
+for the project's MLP PPO, and cheap on the batch (no rendering). The screen is still compared
+(every step in L2 and L3, as palette shades) as part of the state.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from envport.core.registry import EnvSpec, Option, Training, Verification, lazy
+from envport.envs.gameboy.env import Game
+
+CATCH = Game(
+    rom="catch",
+    score_addr=0xC004,
+    over_addr=0xC003,
+    obs_addrs=(0xC004, 0xC005, 0xC006, 0xC007, 0xC008, 0xC009),
+    obs_names=("score", "lives", "paddle_x", "fruit_x", "fruit_y", "speed"),
+    actions=((), ("left",), ("right",), ("a",), ("left", "a"), ("right", "a")),
+    title_frames=70,  # the boot ROM hands over during frame 65
+    max_wait=512,
+)
+OPTIONS = {
+    "frame_skip": Option(4, "frames per step, the buttons held for all of them (the last one "
+                            "rendered)", kind="int", minimum=1),
+    "max_frames": Option(10_000, "truncate after max_frames // frame_skip steps",
+                         kind="int", minimum=1),
+}
+
+
+def random_action(rng: np.random.Generator) -> int:
+    return int(rng.integers(0, len(CATCH.actions)))
+
+
+def scripted_action(obs: np.ndarray, rng: np.random.Generator) -> int:
+    """Follows the fruit (fast when far), with a random action one time in five, so the
+    episodes reach high scores and speeds as well as misses."""
+    if rng.random() < 0.2:
+        return random_action(rng)
+    paddle, fruit = float(obs[2]) * 255 + 8, float(obs[3]) * 255 + 4  # centres
+    far = abs(fruit - paddle) > 24
+    if fruit < paddle - 3:
+        return 4 if far else 1
+    if fruit > paddle + 3:
+        return 5 if far else 2
+    return 0
+
+
+def state_bins(state: Any) -> tuple:
+    wram = np.asarray(state["wram"])
+    return (int(wram[5]), int(wram[8]) // 32, int(wram[9]), (int(wram[7]) - int(wram[6])) // 16)
+
+
+def l1_every_opcode(per_opcode: int = 1, seed: int = 20261202) -> None:
+    """The core's CPU against PyBoy's, every instruction (l1.py), as an L1 component."""
+    from envport.envs.gameboy.l1 import OPCODES, run_l1
+
+    n, failures = run_l1(per_opcode=per_opcode, seed=seed)
+    assert n == per_opcode * len(OPCODES), f"l1 ran {n} cases, expected {per_opcode * 499}"
+    assert not failures, f"{len(failures)} opcode cases differ from PyBoy: {failures[:5]}"
+
+
+def make_translation(frame_skip: int = 4, max_frames: int = 10_000) -> Any:
+    from envport.envs.gameboy.env import CoreGame
+
+    return CoreGame(CATCH, frame_skip, max_frames)
+
+
+def make_reference(frame_skip: int = 4, max_frames: int = 10_000, **_: Any) -> Any:
+    from envport.envs.gameboy.env import PyBoyGame
+
+    return PyBoyGame(CATCH, frame_skip, max_frames)
+
+
+def make_vector(num_envs: int, seed: int = 0, frame_skip: int = 4, max_frames: int = 10_000,
+                threads: int = 0) -> Any:
+    """The core batch (``CoreVectorEnv``): the host-vector backend for training, and the
+    translation's batched form."""
+    from envport.envs.gameboy.env import CoreVectorEnv
+
+    return CoreVectorEnv(CATCH, num_envs, seed, frame_skip, max_frames, threads)
+
+
+def make_gym_vector(num_envs: int, frame_skip: int = 4, max_frames: int = 10_000,
+                    threads: int = 0) -> Any:
+    """Gymnasium's vector API over the core batch."""
+    from envport.envs.gameboy.env import GymCoreVectorEnv
+
+    return GymCoreVectorEnv(CATCH, num_envs, frame_skip, max_frames, threads)
+
+
+def build_spec(frame_skip: int = 4, max_frames: int = 10_000) -> EnvSpec:
+    kw = {"frame_skip": frame_skip, "max_frames": max_frames}
+    return EnvSpec(
+        name="gb-catch",
+        summary="Catch, the project's own Game Boy game (roms/catch.s): the Rust core vs PyBoy",
+        reference="PyBoy 2.8.1 (sound_emulated=False) running roms/catch.s",
+        make=partial(make_translation, **kw),
+        make_reference=partial(make_reference, **kw),
+        make_bridge=lazy("envport.core.reference:IdentityBridge"),
+        verification=Verification(
+            tolerance_note="exact: registers, WRAM, VRAM, OAM, I/O, HRAM+IE, the screen, obs, "
+                           "reward and flags bit-identical at every step",
+            scripted_policy=scripted_action,
+            random_action=random_action,
+            state_bins=state_bins,
+            max_rollout_steps=max_frames // frame_skip,
+            components={"every_opcode_vs_pyboy": l1_every_opcode},
+        ),
+        training=Training(margin=0.5, margin_note="0.5 points of score (the issue's default)"),
+        options=OPTIONS,
+        variant=build_spec,
+        modes=({"frame_skip": 1},),
+        backend="host",
+    )
+
+
+SPEC = build_spec()
