@@ -57,6 +57,9 @@ def verify(name: str | EnvSpec, layers: tuple[str, ...] = LAYERS, *, episodes: i
     """
     spec = name if isinstance(name, EnvSpec) else get_spec(name)
     spec = spec.with_options(**(options or {}))
+    if spec.host and env is not None:
+        raise ValueError(f"{spec.name} is a host translation: verify builds it from its spec "
+                         "(pass no JAX env)")
     unknown = set(layers) - set(LAYERS)
     if unknown or not layers:
         raise ValueError(f"unknown layer(s) {sorted(unknown)}; known: {', '.join(LAYERS)}")
@@ -113,6 +116,8 @@ def _verify_mode(spec: EnvSpec, layers: tuple[str, ...], sizes: dict[str, int], 
             policy_run=rd.get("policy_run"), **({"alpha": rd["alpha"]} if rd.get("alpha")
                                                  else {})),
     }
+    if spec.host:
+        runners = host_runners(spec, sizes, seed, tick, keep_partial)
     try:
         for layer in LAYERS:
             if layer in layers:
@@ -120,6 +125,25 @@ def _verify_mode(spec: EnvSpec, layers: tuple[str, ...], sizes: dict[str, int], 
     except KeyboardInterrupt:
         report.interrupted = True
     return report
+
+
+def host_runners(spec: EnvSpec, sizes: dict[str, int], seed: int,
+                 tick: Callable[[str], Callable[[int, int], None] | None],
+                 keep_partial: Callable[[LayerResult], None]
+                 ) -> dict[str, Callable[[], LayerResult]]:
+    """The layers' host forms (``EnvSpec.backend == "host"``, :mod:`envport.verify.host`)."""
+    from envport.verify import host
+
+    return {
+        "property": lambda: host.check_host_properties(spec, sizes["examples"], seed,
+                                                       tick("property")),
+        "interaction": lambda: host.check_host_interaction(spec, sizes["states"], seed,
+                                                           tick("interaction")),
+        "rollout": lambda: host.check_host_rollout(spec, sizes["episodes"], seed,
+                                                   tick("rollout"), on_partial=keep_partial),
+        "distribution": lambda: host.not_run("distribution"),
+        "rollout_distribution": lambda: host.not_run("rollout_distribution"),
+    }
 
 
 def summary(report: Report) -> dict[str, Any]:
