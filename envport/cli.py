@@ -74,7 +74,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         table.add_column(col)
     for name in list_envs():
         s = spec(name)
-        table.add_row(name, escape(s.reference), "jax", escape(s.status), escape(s.summary))
+        table.add_row(name, escape(s.reference), s.backend, escape(s.status), escape(s.summary))
     console.print(table)
     return 0
 

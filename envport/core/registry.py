@@ -385,8 +385,10 @@ def spec(name: str) -> EnvSpec:
     return specs[name]
 
 
-def make(name: str, **kwargs: Any) -> Environment:
-    """Build the JAX translation of ``name``; keyword arguments are its options (checked)."""
+def make(name: str, **kwargs: Any) -> Any:
+    """Build the translation of ``name``: a JAX ``Environment``, or for ``backend="host"`` a
+    host translation (``envport.core.reference.HostTranslation``); keyword arguments are its
+    options (checked)."""
     s = spec(name)
     options = {k: v for k, v in kwargs.items() if k in s.options}
     s.parse_options(options)

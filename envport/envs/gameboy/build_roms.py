@@ -62,6 +62,20 @@ def missing_tools() -> list[str]:
     return [t for t in TOOLS if shutil.which(t) is None]
 
 
+def setup_problems() -> list[str]:
+    """What the Game Boy set-up (install.sh's extra ``gb``) lacks here: the core, PyBoy, sdcc."""
+    import importlib.util
+
+    return [why for absent, why in (
+        (importlib.util.find_spec("envport_gb") is None,
+         "the Game Boy core is not built: run install.sh"),
+        (importlib.util.find_spec("pyboy") is None,
+         "PyBoy (extra `gb`) is not installed: run install.sh"),
+        (bool(missing_tools()), "sdcc is not installed (install.sh installs it): cannot "
+                                "assemble the ROMs"),
+    ) if absent]
+
+
 def _run(cmd: list[str]) -> None:
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:

@@ -144,8 +144,8 @@ class _GameSide:
         obs = ram[[x - 0xC000 for x in self.game.obs_addrs]].astype(np.float32) / 255.0
         return obs, reward, terminated, truncated, {}
 
-    def get_state(self, include_opaque: bool = True) -> dict[str, np.ndarray]:
-        state = {name: self._read(lo, hi) for name, lo, hi in REGIONS}
+    def get_state(self, include_opaque: bool = True) -> dict[str, Any]:
+        state: dict[str, Any] = {name: self._read(lo, hi) for name, lo, hi in REGIONS}
         state.update(registers=self._registers(), screen=self._shades(),
                      t=np.int32(self.t), held=np.int32(self.held))
         if include_opaque:
@@ -252,7 +252,7 @@ class CoreGame(_GameSide):
             raise ValueError("a core state needs a snapshot field (core_state or pyboy_state)")
 
     def step_batch(self, states: Sequence[Mapping[str, Any]], actions: Sequence[Any],
-                   threads: int = 0) -> list[tuple[dict[str, np.ndarray], np.ndarray, float,
+                   threads: int = 0) -> list[tuple[dict[str, Any], np.ndarray, float,
                                                    bool, bool]]:
         """One step from each of ``states`` with its action, all in one ``VecGameBoy`` call
         (Rayon): ``(state after, obs, reward, terminated, truncated)`` per case, as
@@ -277,7 +277,7 @@ class CoreGame(_GameSide):
         for i, s in enumerate(states):
             t = int(s["t"]) + 1
             terminated = bool(ram[i, self.game.over_addr - 0xC000])
-            state = {name: np.asarray(v[i]) for name, v in regions.items()}
+            state: dict[str, Any] = {name: np.asarray(v[i]) for name, v in regions.items()}
             state.update(registers=regs[i], screen=shades[i], t=np.int32(t),
                          held=np.int32(masks[i]))
             obs = ram[i, [x - 0xC000 for x in self.game.obs_addrs]].astype(np.float32) / 255.0
@@ -376,11 +376,11 @@ def _gym_class() -> type:
     import gymnasium
     from gymnasium.vector import AutoresetMode, VectorEnv
 
-    class _Gym(VectorEnv):  # type: ignore[misc]
-        metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    class _Gym(VectorEnv):
 
         def __init__(self, game: Game, num_envs: int, frame_skip: int = 4,
                      max_frames: int = 10_000, threads: int = 0) -> None:
+            self.metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
             self.core = CoreVectorEnv(game, num_envs, 0, frame_skip, max_frames, threads)
             self.num_envs = num_envs
             n = len(game.obs_addrs)
