@@ -124,6 +124,8 @@ def bench_table(result: dict[str, Any]) -> Table:
 
 def _short_mode(row: dict[str, Any]) -> str:
     mode = row.get("mode", "")
+    if "short" in row:  # a hook's own short label (a host translation's rows)
+        return str(row["short"])
     if row["backend"] == "reference":
         return next((w for w in ("loop", "async", "vector", "thread", "C") if w in mode), "")
     if "threads" in row:  # a host peer (EnvPool): its own thread pool
@@ -135,8 +137,9 @@ def side_by_side_table(result: dict[str, Any]) -> Table:
     """Batch size x backend: the best steps/s of each backend (its mode in brackets) and the
     JAX translation's ratio to each other backend."""
     by_batch = result.get("by_batch", [])
-    backends = ["jax", *[b for b in ("reference", *result.get("ratios", {}))
-                         if b != "jax" and any(b in x["steps_per_second"] for x in by_batch)]]
+    ours = result.get("translation", "jax")  # a host translation's rows are "translation"
+    backends = [ours, *[b for b in ("reference", *result.get("ratios", {}))
+                        if b != ours and any(b in x["steps_per_second"] for x in by_batch)]]
     backends = list(dict.fromkeys(backends))
     others = backends[1:]
     table = Table(title=f"envport bench {result['env']}: random-action steps/s, side by side "
@@ -145,7 +148,7 @@ def side_by_side_table(result: dict[str, Any]) -> Table:
     for b in backends:
         table.add_column(b, justify="right")
     for b in others:
-        table.add_column(f"jax/{b}", justify="right")
+        table.add_column(f"{ours}/{b}", justify="right")
     best_rows: dict[tuple[str, int], dict[str, Any]] = {}
     for row in result["results"]:
         key = (row["backend"], row["batch_size"])
@@ -207,7 +210,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         console.print(f"[yellow]{peer} incomplete (rows above were kept):[/] {escape(why)}")
     machine = result.get("machine", {})
     load = machine.get("load_average") or {}
-    console.print(f"speedup (best JAX / best reference): [bold]{result['speedup']:.2f}x[/] "
+    ours = "JAX" if result.get("translation", "jax") == "jax" else result["translation"]
+    console.print(f"speedup (best {ours} / best reference): [bold]{result['speedup']:.2f}x[/] "
                   f"on {machine.get('cores')} cores, JAX backend {machine.get('jax_backend')}"
                   + (f"; load average {load.get('before')} before, {load.get('after')} after"
                      if load else ""))

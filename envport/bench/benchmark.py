@@ -43,18 +43,20 @@ def best_rows(results: Sequence[dict[str, Any]]) -> dict[str, dict[int, dict[str
     return best
 
 
-def ratios(results: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Per batch size, the best steps/s of each backend and JAX's ratio to each other backend;
-    and per other backend, ``{"per_batch": {n: ratio}, "best": best JAX / best of it}``.
-    A ratio is only given where both were measured at that batch size."""
+def ratios(results: Sequence[dict[str, Any]], translation: str = "jax"
+           ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per batch size, the best steps/s of each backend and the translation's (JAX's, or a
+    host translation's rows under ``translation``) ratio to each other backend; and per other
+    backend, ``{"per_batch": {n: ratio}, "best": best translation / best of it}``. A ratio is
+    only given where both were measured at that batch size."""
     best = best_rows(results)
-    jax_best = best.get("jax", {})
-    others = [b for b in best if b != "jax"]
+    jax_best = best.get(translation, {})
+    others = [b for b in best if b != translation]
     sizes = sorted({n for at in best.values() for n in at})
     by_batch: list[dict[str, Any]] = []
     for n in sizes:
         sps = {b: best[b][n]["steps_per_second"] for b in best if n in best[b]}
-        ratio = {b: sps["jax"] / sps[b] for b in others if "jax" in sps and b in sps}
+        ratio = {b: sps[translation] / sps[b] for b in others if translation in sps and b in sps}
         by_batch.append({"batch_size": n, "steps_per_second": sps, "jax_ratio": ratio})
     summary = {}
     for b in others:
@@ -90,6 +92,8 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
     the next (a child per backend and batch size), else each sweeps every size in one child.
     """
     spec = envport.spec(name)
+    if spec.host:
+        return run_host_benchmark(name, batch_sizes, steps, progress)
     env = envport.make(name)
     if isinstance(peers, bool):
         peer_names = list(spec.benchmark.peers) if peers else []
@@ -208,4 +212,46 @@ def run_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
             "peak_rss_mb": jax_rss,
             "peerspeak_rss_mb": peer_rss,
         },
+    }
+
+
+def run_host_benchmark(name: str, batch_sizes: Sequence[int] | None = None,
+                       steps: int | None = None,
+                       progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """A host translation (``EnvSpec.backend == "host"``) vs its reference: the spec's two
+    hooks (``Benchmark.reference_throughput`` and ``Benchmark.translation_throughput``) at the
+    same batch sizes, one after the other in this process; the result has the keys of
+    :func:`run_benchmark`'s, with ``translation`` naming the translation's backend."""
+    spec = envport.spec(name)
+    hooks = {"reference": spec.benchmark.reference_throughput,
+             "translation": spec.benchmark.translation_throughput}
+    if hooks["translation"] is None:
+        raise ValueError(f"{name} is a host translation with no Benchmark.translation_throughput")
+    sizes = sorted(set(batch_sizes or spec.benchmark.batch_sizes or (1,)))
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"batch sizes must be positive integers, got {batch_sizes}")
+    n_steps = REFERENCE_STEPS if steps is None else steps
+    load = {"before": load_average()}
+    results: list[dict[str, Any]] = []
+    for hook in hooks.values():
+        if hook is None:
+            continue
+        for row in hook(list(sizes), n_steps):
+            results.append(row)
+            if progress is not None:
+                progress(f"{row['backend']:<11} batch {row['batch_size']:>6}  "
+                         f"{row['steps_per_second']:>12,.0f} steps/s  ({row.get('mode', '')})")
+    load["after"] = load_average()
+    by_batch, summary = ratios(results, "translation")
+    top = {b: max((r for r in results if r["backend"] == b),
+                  key=lambda r: r["steps_per_second"], default={}) for b in hooks}
+    return {
+        "env": name, "translation": "translation", "results": results,
+        "speedup": (top["translation"].get("steps_per_second", math.nan)
+                    / top["reference"].get("steps_per_second", math.nan)),
+        "best": {b: r for b, r in top.items() if r}, "by_batch": by_batch, "ratios": summary,
+        "peers": {}, "skipped": {}, "incomplete": {},
+        "machine": {"cores": os.cpu_count(), "jax_backend": "none (host translation)",
+                    "load_average": load},
+        "steps": {"reference": n_steps, "translation": n_steps},
     }

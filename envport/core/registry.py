@@ -202,6 +202,10 @@ class Benchmark:
     peers: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
     # Default batch sizes (None: powers of 4 up to 65,536, or the peers' sizes).
     batch_sizes: tuple[int, ...] | None = None
+    # A host translation (``EnvSpec.backend == "host"``) timed the way a user steps it,
+    # (batch_sizes, steps) -> rows as ``reference_throughput``'s with backend "translation"
+    # (a JAX translation is timed by envport.bench.throughput instead).
+    translation_throughput: Callable[[list[int], int], list[dict[str, Any]]] | None = None
 
 
 @dataclass(frozen=True)

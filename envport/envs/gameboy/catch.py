@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from envport.core.registry import EnvSpec, Option, Training, Verification, lazy
+from envport.core.registry import Benchmark, EnvSpec, Option, Training, Verification, lazy
 from envport.envs.gameboy.env import Game
 
 CATCH = Game(
@@ -117,6 +117,12 @@ def build_spec(frame_skip: int = 4, max_frames: int = 10_000) -> EnvSpec:
             state_bins=state_bins,
             max_rollout_steps=max_frames // frame_skip,
             components={"every_opcode_vs_pyboy": l1_every_opcode},
+        ),
+        benchmark=Benchmark(
+            reference_throughput=lazy("envport.envs.gameboy.game_bench:reference_throughput"),
+            translation_throughput=lazy(
+                "envport.envs.gameboy.game_bench:translation_throughput"),
+            batch_sizes=(1, 2, 16),
         ),
         training=Training(margin=0.5, margin_note="0.5 points of score (the issue's default)"),
         options=OPTIONS,

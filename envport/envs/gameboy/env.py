@@ -68,6 +68,12 @@ class Game:
         return int(np.random.default_rng(seed).integers(0, self.max_wait))
 
     @property
+    def span(self) -> tuple[int, int]:
+        """The RAM bytes a step reads: from the lowest to the highest address it reports."""
+        addrs = (self.score_addr, self.over_addr, *self.obs_addrs)
+        return min(addrs), max(addrs) + 1
+
+    @property
     def masks(self) -> np.ndarray:
         return np.asarray([mask_of(a) for a in self.actions], np.uint8)
 
@@ -96,6 +102,7 @@ class _GameSide:
         self.game, self.frame_skip = game, frame_skip
         self.max_steps = max_frames // frame_skip
         self.t, self.held = 0, 0
+        self.render = True  # False: steps do not render (the benchmark's no-render rows)
         self.observation_space = Box(0.0, 1.0, (len(game.obs_addrs),))
         self.action_space = Discrete(len(game.actions))
 
@@ -115,8 +122,8 @@ class _GameSide:
             self.held = mask
 
     def _obs(self) -> np.ndarray:
-        ram = self._read(0xC000, 0xE000)
-        return ram[[a - 0xC000 for a in self.game.obs_addrs]].astype(np.float32) / 255.0
+        lo, hi = self.game.span
+        return self._read(lo, hi)[[a - lo for a in self.game.obs_addrs]].astype(np.float32) / 255.0
 
     # -- the Reference protocol
     def reset(self, seed: int) -> np.ndarray:
@@ -133,15 +140,16 @@ class _GameSide:
         a = int(action)
         if not 0 <= a < len(self.game.actions):
             raise ValueError(f"action {action!r} outside Discrete({len(self.game.actions)})")
+        lo, hi = self.game.span
         before = int(self._read(self.game.score_addr, self.game.score_addr + 1)[0])
         self._set_buttons(int(self.game.masks[a]))
-        self._tick(self.frame_skip, True)
+        self._tick(self.frame_skip, self.render)
         self.t += 1
-        ram = self._read(0xC000, 0xE000)
-        reward = float(int(ram[self.game.score_addr - 0xC000]) - before)
-        terminated = bool(ram[self.game.over_addr - 0xC000])
+        ram = self._read(lo, hi)  # only the bytes the step reports (PyBoy reads byte by byte)
+        reward = float(int(ram[self.game.score_addr - lo]) - before)
+        terminated = bool(ram[self.game.over_addr - lo])
         truncated = not terminated and self.t >= self.max_steps
-        obs = ram[[x - 0xC000 for x in self.game.obs_addrs]].astype(np.float32) / 255.0
+        obs = ram[[x - lo for x in self.game.obs_addrs]].astype(np.float32) / 255.0
         return obs, reward, terminated, truncated, {}
 
     def get_state(self, include_opaque: bool = True) -> dict[str, Any]:
