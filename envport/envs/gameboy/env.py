@@ -369,6 +369,59 @@ class CoreVectorEnv:
             r.bit_generator.state = s
 
 
+class PyBoyVectorEnv:
+    """``num_envs`` PyBoy references stepped in turn, with :class:`CoreVectorEnv`'s interface,
+    seeding and same-step autoreset (steps without rendering, as the batch's): the reference
+    backend for host training, playing the same games as a core batch of the same seed."""
+
+    def __init__(self, game: Game, num_envs: int, seed: int = 0, frame_skip: int = 4,
+                 max_frames: int = 10_000) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.game, self.num_envs, self._seed = game, num_envs, seed
+        self.sides = [PyBoyGame(game, frame_skip, max_frames) for _ in range(num_envs)]
+        for side in self.sides:
+            side.render = False
+        self.observation_space = Box(0.0, 1.0, (len(game.obs_addrs),))
+        self.action_space = Discrete(len(game.actions))
+        self._rngs: list[np.random.Generator] = []
+
+    def _reset_one(self, i: int) -> np.ndarray:
+        return self.sides[i].reset(int(self._rngs[i].integers(0, 2**31 - 1)))
+
+    def reset(self) -> np.ndarray:
+        self._rngs = [np.random.default_rng(self._seed * self.num_envs + i)
+                      for i in range(self.num_envs)]
+        return np.stack([self._reset_one(i) for i in range(self.num_envs)])
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        acts = np.asarray(actions).reshape(self.num_envs)
+        obs = np.zeros((self.num_envs, len(self.game.obs_addrs)), np.float32)
+        reward = np.zeros(self.num_envs, np.float32)
+        terminated = np.zeros(self.num_envs, bool)
+        truncated = np.zeros(self.num_envs, bool)
+        self.final_obs = obs.copy()
+        for i, side in enumerate(self.sides):
+            o, r, te, tu, _ = side.step(int(acts[i]))
+            self.final_obs[i], reward[i], terminated[i], truncated[i] = o, r, te, tu
+            obs[i] = self._reset_one(i) if te or tu else o
+        return obs, reward, terminated, truncated
+
+    def get_state(self) -> dict[str, Any]:
+        return {"sides": [s.get_state() for s in self.sides],
+                "rngs": [r.bit_generator.state for r in self._rngs]}
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        for side, saved in zip(self.sides, state["sides"], strict=True):
+            side.set_state(saved)
+        for r, saved in zip(self._rngs, state["rngs"], strict=True):
+            r.bit_generator.state = saved
+
+    def close(self) -> None:
+        for side in self.sides:
+            side.close()
+
+
 class GymCoreVectorEnv:
     """:class:`CoreVectorEnv` behind Gymnasium's vector API (``gymnasium.vector.VectorEnv``:
     ``reset(seed=) -> (obs, infos)``, ``step -> (obs, rewards, terminations, truncations,

@@ -59,6 +59,26 @@ def test_the_batch_equals_single_cores_with_autoreset() -> None:
     assert ends["terminated"] > 0 and ends["truncated"] > 0
 
 
+def test_the_pyboy_batch_plays_the_same_games_as_the_core_batch() -> None:
+    """The training backends of both sides: same seed, same actions, same results."""
+    make = envport.spec("gb-catch").training.make_vector_reference
+    assert make is not None
+    ref = make(3, 5, max_frames=400)
+    core = make_vector(3, 5, max_frames=400)
+    assert np.array_equal(ref.reset(), core.reset())
+    rng = np.random.default_rng(1)
+    ended = 0
+    for _ in range(150):
+        actions = rng.integers(0, 6, 3)
+        got_ref, got_core = ref.step(actions), core.step(actions)
+        for x, y in zip(got_ref, got_core, strict=True):
+            assert np.array_equal(x, y)
+        assert np.array_equal(ref.final_obs, core.final_obs)
+        ended += int((got_ref[2] | got_ref[3]).sum())
+    assert ended >= 3  # every environment ended an episode (truncation at 100 steps)
+    ref.close()
+
+
 def test_batch_state_round_trip() -> None:
     vec = make_vector(2, 0)
     vec.reset()
