@@ -11,7 +11,8 @@ The same hierarchy as for a JAX translation, each layer in the form that makes s
   refuses an out-of-range one; where the translation has ``step_batch``, the batch equals
   single steps; and the environment's ``components`` (the Game Boy's every-opcode check).
 - **L2 interaction**: states visited by the reference under the random and scripted policies
-  (with their opaque snapshots), injected into both sides (``set_state``), one step each with
+  (with their opaque snapshots; a quarter of them through ``Verification.perturb`` where the
+  environment has it), injected into both sides (``set_state``), one step each with
   the same action; every compared field must agree (the translation steps all cases in one
   ``step_batch`` call where it has one). No draws to inject: a host translation's randomness is
   in its state.
@@ -45,6 +46,7 @@ from envport.verify.rollout import episode_kind, policy_rng
 Progress = Callable[[int, int], None] | None
 MAX_FAILURES_KEPT = 5
 KEEP_SHARE = 0.25  # L2: the share of visited states kept as cases
+PERTURB_SHARE = 0.25  # L2: of the kept states, perturbed (``Verification.perturb``), as for JAX
 
 
 class HostViolation(AssertionError):
@@ -249,8 +251,11 @@ def sample_host_cases(spec: EnvSpec, ref: Any, n: int, seed: int
             obs = ref.reset(derive_seed(seed, 13, k, ep))
             for _ in range(spec.verification.max_rollout_steps):
                 if rng.random() < KEEP_SHARE:
-                    state = ref.get_state()
-                    cases.append((state, draw_action(spec, state, rng), kind))
+                    state, origin = ref.get_state(), kind
+                    if spec.verification.perturb is not None and rng.random() < PERTURB_SHARE:
+                        state = spec.verification.perturb(state, rng)
+                        origin = f"{kind}+perturbed"
+                    cases.append((state, draw_action(spec, state, rng), origin))
                     got += 1
                     if got >= per:
                         break

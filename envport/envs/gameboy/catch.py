@@ -13,7 +13,7 @@ for the project's MLP PPO, and cheap on the batch (no rendering). The screen is 
 
 from __future__ import annotations
 
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,28 @@ def scripted_action(obs: np.ndarray, rng: np.random.Generator) -> int:
 def state_bins(state: Any) -> tuple:
     wram = np.asarray(state["wram"])
     return (int(wram[5]), int(wram[8]) // 32, int(wram[9]), (int(wram[7]) - int(wram[6])) // 16)
+
+
+@cache
+def _perturber() -> Any:
+    from envport.envs.gameboy.env import PyBoyGame
+
+    return PyBoyGame(CATCH)
+
+
+def perturb(state: Any, rng: np.random.Generator) -> Any:
+    """A visited PyBoy state with the game's variables redrawn (through PyBoy's memory writes,
+    then its save state): paddle, fruit, lives, speed and a score that may sit at the edges
+    (7, 15, 23 before a speed-up, 254 and 255 where it stops), states a policy rarely reaches."""
+    side = _perturber()
+    side.set_state(state)
+    if int(np.asarray(state["wram"])[2]) == 1:  # playing
+        score = int(rng.choice([int(rng.integers(0, 256)), 7, 15, 23, 254, 255]))
+        for addr, value in ((0xC004, score), (0xC005, rng.integers(1, 4)),
+                            (0xC006, rng.integers(8, 145)), (0xC007, rng.integers(8, 151)),
+                            (0xC008, rng.integers(24, 140)), (0xC009, rng.integers(1, 4))):
+            side.pb.memory[addr] = int(value)
+    return side.get_state()
 
 
 def l1_every_opcode(per_opcode: int = 1, seed: int = 20261202) -> None:
@@ -124,6 +146,7 @@ def build_spec(frame_skip: int = 4, max_frames: int = 10_000) -> EnvSpec:
             scripted_policy=scripted_action,
             random_action=random_action,
             state_bins=state_bins,
+            perturb=perturb,
             max_rollout_steps=max_frames // frame_skip,
             components={"every_opcode_vs_pyboy": l1_every_opcode},
         ),

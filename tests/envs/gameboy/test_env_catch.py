@@ -110,3 +110,26 @@ def test_gymnasium_vector_api() -> None:
             assert np.array_equal(mask, term | trunc)
             assert all(infos["final_obs"][i].shape == (6,) for i in np.flatnonzero(mask))
     assert done_seen  # truncated at 20 steps
+
+
+def test_perturbed_states_carry_their_values_into_the_core() -> None:
+    """L2's perturbation writes the game's variables through PyBoy; the snapshot it returns
+    holds them, and the core imports them from it."""
+    from envport.envs.gameboy.catch import perturb
+    from envport.envs.gameboy.env import PyBoyGame
+
+    ref = PyBoyGame(CATCH)
+    ref.reset(2)
+    ref.step(1)
+    visited = ref.get_state()
+    rng = np.random.default_rng(4)
+    moved = 0
+    for _ in range(5):
+        state = perturb(visited, rng)
+        core = CoreGame(CATCH)
+        core.set_state({k: v for k, v in state.items() if k != "core_state"})
+        assert np.array_equal(core._read(0xC004, 0xC00A), state["wram"][4:10])
+        assert 1 <= state["wram"][5] <= 3 and 8 <= state["wram"][6] <= 144
+        moved += int(not np.array_equal(state["wram"][4:10], visited["wram"][4:10]))
+    assert moved == 5
+    ref.close()
