@@ -116,3 +116,10 @@ def test_backend_is_checked() -> None:
     with pytest.raises(ValueError, match="backend must be one of jax, host"):
         _ = spec.host
     assert envport.spec("cartpole").backend == "jax" and not envport.spec("cartpole").host
+
+
+def test_mutate_refuses_a_host_translation_clearly() -> None:
+    from envport.verify.mutation.execute import run_mutation
+
+    with pytest.raises(ValueError, match="gb-catch is a host translation"):
+        run_mutation("gb-catch")

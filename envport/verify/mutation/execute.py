@@ -215,6 +215,10 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
     from envport.scale import check_address, require_ray
 
     spec = get_spec(env_name)
+    if spec.host:
+        raise ValueError(f"{env_name} is a host translation (backend 'host'): envport mutate "
+                         "mutates a JAX translation's Python source and has no mutants of a "
+                         "host translation's code (the Game Boy's is Rust)")
     sizes = {"states": states, "episodes": episodes, "examples": examples, "samples": samples}
     for name, value in {**sizes, "workers": workers, "chunk": chunk}.items():
         if value < 1:
