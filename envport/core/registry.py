@@ -227,6 +227,11 @@ class Training:
     # (jittable), when the translation has ``reset_from_seed``: the JAX backend then plays the
     # same games as the reference backend (``envport.train.backends.seeded_reset``).
     reset_seeds: Callable[[Any, int], Any] | None = None
+    # A host translation (``EnvSpec.backend == "host"``) batched for training, the same
+    # signature and contract as ``make_vector_reference``: the translation backend (kind "jax",
+    # alias "translation") of ``envport train``/``transfer``, stepped by the host rollout as
+    # the reference is (a JAX translation needs none: it is vmapped and jitted instead).
+    make_vector_translation: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)

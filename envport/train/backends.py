@@ -9,6 +9,13 @@
 
 Everything else (network, PPO update, hyperparameters) is shared: :func:`make_backend` checks
 that both sides declare the same observation and action spaces, so the same network fits both.
+
+A host translation (``EnvSpec.backend == "host"``: a Rust core stepped from Python) has no JAX
+environment to jit: its translation side (kind ``"jax"``, also accepted as ``"translation"``)
+is the translation batched on the host, ``SPEC.training.make_vector_translation`` (same
+signature as ``make_vector_reference``), and BOTH backends then run the host rollout
+(``host_rollout.py``); the spaces are the translation's ``observation_space`` /
+``action_space`` attributes.
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ from envport.core.wrappers import AutoReset
 
 BackendKind = Literal["jax", "reference"]
 BACKENDS: tuple[str, ...] = ("jax", "reference")
+# Another name of the translation side ("jax"), for host translations, whose translation is not
+# a JAX environment; runs, tables and folders keep the one name "jax".
+ALIASES: dict[str, str] = {"translation": "jax"}
 
 
 class HostVectorEnv(Protocol):
@@ -50,9 +60,53 @@ class HostVectorEnv(Protocol):
     def set_state(self, state: Any) -> None: ...
 
 
-def check_backend(kind: str) -> None:
+def check_backend(kind: str) -> str:
+    """``kind`` by its canonical name ("translation" -> "jax"); ValueError for an unknown one."""
+    kind = ALIASES.get(kind, kind)
     if kind not in BACKENDS:
-        raise ValueError(f"unknown backend {kind!r}; choose one of {', '.join(BACKENDS)}")
+        raise ValueError(f"unknown backend {kind!r}; choose one of "
+                         f"{', '.join((*BACKENDS, *ALIASES))}")
+    return kind
+
+
+def check_trainable(name: str, kind: str) -> None:
+    """ValueError, before anything is built, when ``name`` has no batch for backend ``kind``:
+    a reference without ``make_vector_reference``, a host translation without
+    ``make_vector_translation``."""
+    kind = check_backend(kind)
+    training = envport.spec(name).training
+    if kind == "reference" and training.make_vector_reference is None:
+        vector_reference(name, 1)  # raises, naming the missing field
+    if kind == "jax" and is_host(name) and training.make_vector_translation is None:
+        vector_translation(name, 1)  # raises, naming the missing field
+
+
+def is_host(name: str) -> bool:
+    """Whether ``name``'s translation is a host translation (no JAX environment)."""
+    return envport.spec(name).host
+
+
+def translation_spaces(name: str, **env_kwargs: Any) -> tuple[Space, Space]:
+    """The translation's (observation space, action space): the contract both backends'
+    spaces are checked against. A JAX environment gives them from its default params, a host
+    translation as attributes."""
+    translation = envport.make(name, **env_kwargs)
+    if is_host(name):
+        return translation.observation_space, translation.action_space
+    params = translation.default_params()
+    return translation.observation_space(params), translation.action_space(params)
+
+
+def vector_translation(name: str, num_envs: int, seed: int = 0, **env_kwargs: Any
+                       ) -> HostVectorEnv:
+    """``num_envs`` copies of a host translation ``name`` as one host batch."""
+    make = envport.spec(name).training.make_vector_translation
+    if make is None:
+        raise ValueError(
+            f"environment {name!r} is a host translation without a batched translation for "
+            "training: give its SPEC training=Training(make_vector_translation=...), a "
+            "(num_envs, seed, **env_kwargs) -> HostVectorEnv factory")
+    return make(num_envs, seed, **env_kwargs)
 
 
 def vector_reference(name: str, num_envs: int, seed: int = 0, **env_kwargs: Any
@@ -108,9 +162,11 @@ class JaxHostVectorEnv:
 def host_vector_env(name: str, kind: str, num_envs: int, seed: int = 0, **env_kwargs: Any
                     ) -> HostVectorEnv:
     """A host batch of either backend (``"reference"``: the real thing)."""
-    check_backend(kind)
+    kind = check_backend(kind)
     if kind == "reference":
         return vector_reference(name, num_envs, seed, **env_kwargs)
+    if is_host(name):
+        return vector_translation(name, num_envs, seed, **env_kwargs)
     return JaxHostVectorEnv(name, num_envs, seed, **env_kwargs)
 
 
@@ -118,8 +174,9 @@ def host_vector_env(name: str, kind: str, num_envs: int, seed: int = 0, **env_kw
 class Backend:
     """One backend of one environment: its spaces, and how to step it.
 
-    ``env`` (jax) is the functional AutoReset-wrapped translation; ``vec`` (reference) is the
-    host batch. Both declare the same spaces (checked at construction).
+    ``env`` (jax) is the functional AutoReset-wrapped translation; ``vec`` (reference, and jax
+    for a host translation) is the host batch. Both declare the same spaces (checked at
+    construction).
     """
 
     name: str
@@ -169,22 +226,25 @@ def make_backend(name: str, kind: str, num_envs: int, seed: int = 0, **env_kwarg
                  ) -> Backend:
     """``name`` on backend ``kind`` ("jax" or "reference") with ``num_envs`` environments.
 
-    The translation is built in both cases: its spaces are the contract the reference's spaces
-    are checked against, so a policy trained on one backend runs on the other unchanged.
+    The translation is built in both cases: its spaces are the contract the host batch's spaces
+    are checked against, so a policy trained on one backend runs on the other unchanged. For a
+    host translation both kinds are host batches (``vec``): the translation's
+    (``make_vector_translation``) and the reference's.
     """
-    check_backend(kind)
-    translation = envport.make(name, **env_kwargs)
-    params = translation.default_params()
-    obs_space = translation.observation_space(params)
-    act_space = translation.action_space(params)
-    if kind == "jax":
+    kind = check_backend(kind)
+    obs_space, act_space = translation_spaces(name, **env_kwargs)
+    if kind == "jax" and not is_host(name):
+        translation = envport.make(name, **env_kwargs)
         return Backend(name, kind, num_envs, seed, dict(env_kwargs), obs_space, act_space,
                        env=AutoReset(translation),
                        seeded_reset=seeded_reset(name, translation, num_envs))
-    vec = vector_reference(name, num_envs, seed, **env_kwargs)
+    if kind == "jax":
+        vec, side = vector_translation(name, num_envs, seed, **env_kwargs), "batched translation"
+    else:
+        vec, side = vector_reference(name, num_envs, seed, **env_kwargs), "reference"
     for what, ours, theirs in (("observation", obs_space, vec.observation_space),
                                ("action", act_space, vec.action_space)):
         if not _same_space(ours, theirs):
-            raise ValueError(f"{name}: the reference's {what} space {theirs} differs from the "
+            raise ValueError(f"{name}: the {side}'s {what} space {theirs} differs from the "
                              f"translation's {ours}; one network cannot serve both")
     return Backend(name, kind, num_envs, seed, dict(env_kwargs), obs_space, act_space, vec=vec)

@@ -180,8 +180,10 @@ def register(subparsers: Any) -> dict[str, Handler]:
                     "files: view them with `tensorboard --logdir runs` (pip install "
                     "tensorboard).")
     t.add_argument("env")
-    t.add_argument("--backend", choices=("jax", "reference"),
-                   help="jax (default) or reference; a resumed run keeps its own")
+    t.add_argument("--backend", choices=("jax", "translation", "reference"),
+                   help="jax (default; also named translation: the translation, a host "
+                        "translation's batch for EnvSpec.backend='host') or reference; a "
+                        "resumed run keeps its own")
     t.add_argument("--steps", type=positive_int,
                    help="total environment steps (default: the config's)")
     t.add_argument("--seed", type=seed_int)

@@ -1,4 +1,5 @@
-"""The reference backend's rollout: the real reference stepped on the host.
+"""The reference backend's rollout: the real reference stepped on the host (and a host
+translation's batch, stepped the same way).
 
 Everything but the environment is shared with the JAX backend (``ppo.py``, ``program.py``): the
 same network and initial parameters (same seed, same key schedule), the same compiled PPO update
@@ -35,10 +36,13 @@ class HostState(NamedTuple):
 
 
 class HostTrainer:
-    """The reference backend behind the same interface as ``program.JaxTrainer``."""
+    """A host-stepped backend behind the same interface as ``program.JaxTrainer``: the
+    reference (``kind="reference"``), or a host translation's batch (``kind="jax"``, for an
+    ``EnvSpec.backend == "host"`` environment, see ``backends.make_backend``)."""
 
-    def __init__(self, prog: Program) -> None:
+    def __init__(self, prog: Program, kind: str = "reference") -> None:
         self.prog = prog
+        self.kind = kind
         self.cfg = prog.cfg
         self.vec: HostVectorEnv | None = None
         mesh = prog.mesh
@@ -48,7 +52,7 @@ class HostTrainer:
 
     def init(self, seed: int) -> HostState:
         prog, cfg = self.prog, self.cfg
-        self.vec = make_backend(prog.name, "reference", cfg.num_envs, seed,
+        self.vec = make_backend(prog.name, self.kind, cfg.num_envs, seed,
                                 **prog.env_kwargs).vec
         train, key = prog.init_train(seed)
         key = jax.random.split(key)[0]  # the JAX backend's env-reset split: same key schedule

@@ -28,9 +28,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-import envport
 from envport.core.spaces import Box
-from envport.train.backends import Backend, make_backend
+from envport.train.backends import Backend, make_backend, translation_spaces
 from envport.train.config import PPOConfig
 from envport.train.ppo import (
     AXIS,
@@ -101,10 +100,7 @@ class Program:
         self.env_kwargs = dict(env_kwargs)
         self.mesh = Mesh(np.array(devices), (AXIS,))
         # The spaces from the translation (the reference's are checked equal in make_backend).
-        translation = envport.make(name, **env_kwargs)
-        p = translation.default_params()
-        self.policy = make_policy(cfg, translation.observation_space(p),
-                                  translation.action_space(p))
+        self.policy = make_policy(cfg, *translation_spaces(name, **env_kwargs))
         self.tx = make_optimizer(cfg)
         self._compiled: dict[str, Any] = {}
 

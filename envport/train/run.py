@@ -28,7 +28,7 @@ import numpy as np
 import optax
 
 import envport
-from envport.train.backends import check_backend
+from envport.train.backends import check_backend, check_trainable
 from envport.train.config import PPOConfig
 from envport.train.host_rollout import HostTrainer
 from envport.train.ppo import Params, learning_rate
@@ -350,8 +350,9 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
     after each chunk. ``chunk_updates`` (updates between log writes, checkpoints and progress
     refreshes; default about 65k env steps) never changes the results.
     """
-    check_backend(backend)
-    envport.spec(name)  # unknown environment: UnknownEnvironmentError naming the known ones
+    backend = check_backend(backend)  # "translation" is "jax"
+    spec = envport.spec(name)  # unknown environment: UnknownEnvironmentError naming them
+    check_trainable(name, backend)  # no batch for this backend: before any folder is made
     run_dir = Path(out)
     has_run = (run_dir / CONFIG_FILE).is_file() or (run_dir / CHECKPOINT_FILE).is_file()
     saved = None
@@ -384,12 +385,14 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
     # every log row once per process). The JAX backend only: the reference backend steps its
     # batch on one host.
     writes = jax.process_index() == 0
-    if backend != "jax" and jax.process_count() > 1:
-        raise ValueError(f"the {backend!r} backend trains in one process; across processes "
-                         "(jax.distributed) only the 'jax' backend runs")
+    # A host translation's "jax" backend is a host batch too, stepped by the host rollout.
+    on_host = backend != "jax" or spec.host
+    if on_host and jax.process_count() > 1:
+        raise ValueError(f"the {backend!r} backend of {name} trains in one process; across "
+                         "processes (jax.distributed) only a JAX translation's backend runs")
     prog = program(name, env_kwargs, cfg)
-    trainer: JaxTrainer | HostTrainer = (JaxTrainer(prog) if backend == "jax"
-                                         else HostTrainer(prog))
+    trainer: JaxTrainer | HostTrainer = (HostTrainer(prog, backend) if on_host
+                                         else JaxTrainer(prog))
 
     created = not run_dir.exists()
     if writes:
