@@ -24,6 +24,9 @@ stepped on the host, ``host_rollout.py``) at three model sizes (hidden widths ch
   other         (none: everything is on the device)          Python bookkeeping per step
   ============  ==========================================  ====================================
 
+A host translation (``EnvSpec.backend == "host"``) has no jitted rollout: its "jax" row is its
+batch (``Training.make_vector_translation``) on the host rollout, timed as the reference's.
+
 The JAX backend's env/forward split is an estimate (the fused rollout cannot be cut in two
 without changing it): ``forward`` is timed alone on the same shapes and ``env`` is the rest.
 The sizes above 0.1M cap the samples per update (``MAX_SAMPLES``) so a 20M-parameter update
@@ -45,6 +48,7 @@ import numpy as np
 
 import envport
 from envport.core.spaces import Discrete
+from envport.train.backends import translation_spaces
 from envport.train.config import PPOConfig
 from envport.train.host_rollout import HostTrainer
 from envport.train.ppo import AXIS, make_policy
@@ -72,9 +76,7 @@ def parse_size(size: str | float) -> float:
 
 def param_count(cfg: PPOConfig, name: str, env_kwargs: dict[str, Any]) -> int:
     """Parameters of ``cfg``'s network on ``name`` (shapes only, nothing computed)."""
-    env = envport.make(name, **env_kwargs)
-    p = env.default_params()
-    policy = make_policy(cfg, env.observation_space(p), env.action_space(p))
+    policy = make_policy(cfg, *translation_spaces(name, **env_kwargs))
     shapes = jax.eval_shape(policy.init, jax.random.key(0))
     return int(sum(math.prod(x.shape) for x in jax.tree_util.tree_leaves(shapes)))
 
@@ -84,10 +86,8 @@ def hidden_for(target: float, cfg: PPOConfig, name: str, env_kwargs: dict[str, A
     """Hidden sizes (the config's depth, equal widths) whose network is closest to ``target``
     parameters."""
     depth = max(1, len(cfg.hidden_sizes))
-    env = envport.make(name, **env_kwargs)
-    p = env.default_params()
-    obs_dim = math.prod(env.observation_space(p).shape)
-    space = env.action_space(p)
+    obs_space, space = translation_spaces(name, **env_kwargs)
+    obs_dim = math.prod(obs_space.shape)
     act_dim = space.n if isinstance(space, Discrete) else math.prod(space.shape)
 
     def count(h: int) -> int:
@@ -188,8 +188,11 @@ def measure_jax(prog: Program, iterations: int, warmup: int) -> dict[str, Any]:
             "phases": _phase_row(seconds, iterations)}
 
 
-def measure_reference(prog: Program, iterations: int, warmup: int) -> dict[str, Any]:
-    ht = HostTrainer(prog)
+def measure_reference(prog: Program, iterations: int, warmup: int, kind: str = "reference"
+                      ) -> dict[str, Any]:
+    """A host-stepped backend (``HostTrainer``): the reference, or (``kind="jax"``) a host
+    translation's batch."""
+    ht = HostTrainer(prog, kind)
     state = ht.init(0)
     t = time.perf_counter()
     ht.compile(state)
@@ -218,7 +221,7 @@ def ppo_benchmark(name: str, model_sizes: Sequence[str] = ("0.1M", "2M", "20M"),
     steps/s; ``speedup_bound[size]`` is Amdahl's limit on it, one over the update's share of a
     reference iteration (the update is identical on both backends).
     """
-    envport.spec(name)
+    host = envport.spec(name).host
     if iterations < 1 or warmup < 0:
         raise ValueError(f"iterations must be >= 1 and warmup >= 0, got {iterations}, {warmup}")
     for b in backends:
@@ -240,8 +243,10 @@ def ppo_benchmark(name: str, model_sizes: Sequence[str] = ("0.1M", "2M", "20M"),
         for backend in backends:
             if progress:
                 print(f"  {name} {size} ({params:,} params) on {backend}...", flush=True)
-            measure = measure_jax if backend == "jax" else measure_reference
-            m = measure(prog, iterations, warmup)
+            # A host translation's "jax" backend is a host batch: the host rollout, as the
+            # reference's, with the same phases (env = its batch step).
+            m = (measure_jax(prog, iterations, warmup) if backend == "jax" and not host
+                 else measure_reference(prog, iterations, warmup, backend))
             sps[backend] = m["sps"]
             rows.append({"model_size": size, "params": params, "backend": backend, **m})
         speedup[size] = sps.get("jax", math.nan) / sps.get("reference", math.nan)
@@ -257,7 +262,7 @@ def ppo_benchmark(name: str, model_sizes: Sequence[str] = ("0.1M", "2M", "20M"),
         "model_sizes": sizes,
         "sps": {size: {r["backend"]: r["sps"] for r in rows if r["model_size"] == size}
                 for size in sizes},
-        "iterations": iterations, "warmup": warmup,
+        "iterations": iterations, "warmup": warmup, "host_translation": host,
         "machine": {"cores": os.cpu_count(), "jax_backend": jax.default_backend(),
                     "jax_version": jax.__version__, "devices": len(jax.devices())},
     }

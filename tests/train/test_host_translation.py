@@ -95,3 +95,17 @@ def test_a_host_spec_without_make_vector_translation_is_refused(
                  str(STEPS), "--out", str(out)])
     assert code == 2
     assert "make_vector_translation" in capsys.readouterr().err
+
+
+def test_ppo_bench_measures_the_translation_on_the_host_rollout() -> None:
+    """``envport bench gb-catch --ppo``'s "jax" row: the core batch on the host rollout (the
+    tiny runs' Program, so nothing new compiles)."""
+    from envport.bench.ppo_throughput import PHASES, measure_reference
+    from envport.train.program import program
+    from envport.train.run import resolve_config
+
+    cfg, kwargs = resolve_config("gb-catch", "jax", STEPS, 0, TINY, None, None)
+    row = measure_reference(program("gb-catch", kwargs, cfg), iterations=1, warmup=0,
+                            kind="jax")
+    assert row["sps"] > 0 and set(row["phases"]["share"]) == set(PHASES)
+    assert row["phases"]["seconds"]["env"] > 0  # the core batch's step, timed on its own
