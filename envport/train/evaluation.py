@@ -73,6 +73,17 @@ def evaluate(name: str, backend: str, params_or_run_dir: Params | str | os.PathL
         params = params_or_run_dir
 
     vec = host_vector_env(name, backend, episodes, seed, **env_kwargs)
+    try:
+        return _play(vec, cfg, params, episodes, seed, deterministic, max_steps)
+    finally:
+        # Batches that own emulators or worker processes release them here, not at exit.
+        close = getattr(vec, "close", None)
+        if close is not None:
+            close()
+
+
+def _play(vec: Any, cfg: PPOConfig, params: Params, episodes: int, seed: int,
+          deterministic: bool, max_steps: int) -> np.ndarray:
     # The network does not depend on the seed: one compiled actor serves every seed.
     policy = make_policy(dataclasses.replace(cfg, seed=0), vec.observation_space,
                          vec.action_space)
