@@ -165,13 +165,82 @@ def build_spec(cfg: dict[str, Any], workspace: Path) -> Any:
         raise ImportError("cannot sample actions: give the reference an `action_space` or "
                           "the translation a Discrete/Box action_space()")
     tolerance = Tolerance(**tol) if tol else Tolerance()
+    def scripted(obs: np.ndarray, rng: np.random.Generator) -> Any:
+        return sampler(rng)
+
+    legal_action = None
+    if is_masked(probe):
+        make_reference, legal_action, scripted = masked_policies(  # type: ignore[assignment]
+            ref_cls, kwargs)
     return EnvSpec(
         name=name, summary="translation in progress", reference=cfg["reference"], make=make,
         make_reference=make_reference, make_bridge=make_bridge, status="in progress",
         verification=Verification(
             tolerance=tolerance, tolerance_note=f"{tolerance} on every field",
-            scripted_policy=lambda obs, rng: sampler(rng), random_action=sampler,
+            scripted_policy=scripted, random_action=sampler, legal_action=legal_action,
             state_bins=_generic_bins, max_rollout_steps=int(cfg.get("max_rollout_steps", 1000))))
+
+
+def is_masked(ref: Any) -> bool:
+    """A reference with legal-action masks: ``legal_action(state, rng)`` or ``action_mask()``."""
+    return callable(getattr(ref, "legal_action", None)) or callable(
+        getattr(ref, "action_mask", None))
+
+
+def masked_policies(ref_cls: type, kwargs: dict[str, Any]
+                    ) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    """For a reference with masks: (make_reference, legal_action, scripted_policy).
+
+    ``legal_action(state, rng)`` is the reference's own, or a uniform choice from its
+    ``action_mask()`` after ``set_state``, on a private instance (the episode's reference is
+    not moved). A scripted policy is given only the observation, and a masked game's legal
+    actions depend on the state, so the references made here record which of them was last
+    reset, stepped or moved, and the scripted policy acts for that one: its
+    ``scripted_action(rng)`` where it has one, else a random legal action of its mask. (The
+    verifier drives one reference at a time per process, so "the last one" is the episode's.)
+    """
+    private = ref_cls(**kwargs)
+    last: dict[str, Any] = {}
+
+    def choose(ref: Any, rng: np.random.Generator) -> Any:
+        legal = np.flatnonzero(np.asarray(ref.action_mask()))
+        if len(legal) == 0:
+            raise ValueError(f"{ref_cls.__name__}: no legal action in this state")
+        return int(rng.choice(legal))
+
+    def legal_action(state: dict[str, np.ndarray], rng: np.random.Generator) -> Any:
+        if callable(getattr(private, "legal_action", None)):
+            return private.legal_action(state, rng)
+        private.set_state(state)
+        return choose(private, rng)
+
+    class Tracked(ref_cls):  # type: ignore[misc, valid-type]
+        def reset(self, *a: Any, **k: Any) -> Any:
+            last["ref"] = self
+            return super().reset(*a, **k)
+
+        def step(self, *a: Any, **k: Any) -> Any:
+            last["ref"] = self
+            return super().step(*a, **k)
+
+        def set_state(self, *a: Any, **k: Any) -> Any:
+            last["ref"] = self
+            return super().set_state(*a, **k)
+
+    Tracked.__name__ = ref_cls.__name__
+
+    def scripted(obs: np.ndarray, rng: np.random.Generator) -> Any:
+        ref = last.get("ref")
+        if ref is None:
+            raise RuntimeError("the scripted policy acts before any reference was reset")
+        if callable(getattr(ref, "scripted_action", None)):
+            return ref.scripted_action(rng)
+        return choose(ref, rng)
+
+    def make_reference(**more: Any) -> Any:
+        return Tracked(**{**kwargs, **more})
+
+    return make_reference, legal_action, scripted
 
 
 def _state_events(base: Any, make_reference: Callable[..., Any]) -> bool:
@@ -206,6 +275,7 @@ def bridge_checks(spec: Any, seed: int, n_states: int = 16) -> Any:
 
     from envport.core.reference import index_state, stack_states
     from envport.verify.compare import compare_fields
+    from envport.verify.policies import draw_action
     from envport.verify.report import Failure, LayerResult
 
     t0 = time.perf_counter()
@@ -217,8 +287,7 @@ def bridge_checks(spec: Any, seed: int, n_states: int = 16) -> Any:
         ref.reset(seed * 1000 + episode)
         for _ in range(n_states // 4):
             states.append(ref.get_state())
-            assert spec.verification.random_action is not None
-            _, _, term, trunc, _ = ref.step(spec.verification.random_action(rng))
+            _, _, term, trunc, _ = ref.step(draw_action(spec, states[-1], rng))
             tapes.append(ref.tape())
             if term or trunc:
                 break
@@ -395,6 +464,7 @@ def bench_workspace(cfg: dict[str, Any], workspace: Path, batch_sizes: list[int]
     # envport's own benchmark: the rollout in one jitted lax.scan with auto-reset, whose
     # observations and rewards are carried so XLA cannot drop the step as dead code.
     from envport.bench.throughput import jax_throughput
+    from envport.verify.policies import draw_action
 
     make, _ = translation_factories(cfg, workspace)
     rows = [{**r, "backend": "translation"} for r in jax_throughput(make(), batch_sizes, steps)]
@@ -406,8 +476,7 @@ def bench_workspace(cfg: dict[str, Any], workspace: Path, batch_sizes: list[int]
     ref.reset(0)
     n, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < 1.0:
-        assert spec.verification.random_action is not None
-        _, _, term, trunc, _ = ref.step(spec.verification.random_action(rng))
+        _, _, term, trunc, _ = ref.step(draw_action(spec, ref.get_state(), rng))
         n += 1
         if term or trunc:
             ref.reset(n)
