@@ -145,12 +145,15 @@ class SubprocessVerifier:
     code, its own process group, a timeout; a hang or crash becomes an L1 failure to repair."""
 
     def __init__(self, run_dir: Path, cfg: TranslateConfig):
-        self.run_dir, self.cfg = run_dir, cfg
-        self.workspace = run_dir / "workspace"
+        # absolute: the harness runs in the workspace, so a relative --workdir would be
+        # resolved against the workspace itself
+        self.run_dir, self.cfg = Path(run_dir).resolve(), cfg
+        self.workspace = self.run_dir / "workspace"
 
     def _run(self, args: list[str], out: Path, workspace: Path | None = None
              ) -> tuple[dict[str, Any] | None, str, bool]:
         workspace = workspace or self.workspace
+        out = Path(out).resolve()  # the harness's cwd is the workspace
         out.parent.mkdir(parents=True, exist_ok=True)
         out.unlink(missing_ok=True)
         cmd = [sys.executable, "-m", "envport.agent.harness", *args, "--workspace",
