@@ -57,3 +57,37 @@ def test_masked_policies_take_legal_actions_of_the_episode_reference():
         action = legal_action(state, rng)
         assert a.action_mask()[action]  # legal in `state` (a is still there: not moved)
     assert all(np.array_equal(v, a.get_state()[k]) for k, v in state.items())
+
+
+def test_a_helper_is_checked_by_its_tests_before_the_env_exists_from_a_relative_run(
+        tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from envport.agent.loop import SubprocessVerifier
+    from envport.agent.plan import ModulePlan
+
+    monkeypatch.chdir(tmp_path)
+    ws = Path("run") / "workspace"
+    (ws / "harness").mkdir(parents=True)
+    (ws / "translation" / "tests").mkdir(parents=True)
+    (ws / "harness" / "config.json").write_text(json.dumps(
+        {"name": "toy", "reference": TCG, "package": "translation"}))
+    (ws / "translation" / "__init__.py").write_text("")
+    (ws / "translation" / "tests" / "__init__.py").write_text("")
+    (ws / "translation" / "helper.py").write_text("def twice(x):\n    return 2 * x\n")
+    (ws / "translation" / "tests" / "test_helper.py").write_text(
+        "from translation.helper import twice\n\n\ndef test_twice():\n    assert twice(3) == 6\n")
+    cfg = TranslateConfig(reference=TCG, agent="manual", workdir="run")
+    verifier = SubprocessVerifier(Path("run"), cfg)  # relative, as `--workdir runs/x` gives
+    module = ModulePlan("helper", "helper", "translation/helper.py")
+    out = Path("run") / "verify" / "0001-module-helper.json"
+    data = verifier.verify(module=module, seed=0, sizes={}, out=out)
+    prop = data["report"]["layers"]["property"]
+    assert data["report"]["passed"], data["report"]
+    assert prop["agent tests"] == 1 and out.exists()  # no jax_env.py: not imported
+    (ws / "translation" / "tests" / "test_helper.py").write_text(
+        "from translation.helper import twice\n\n\ndef test_twice():\n    assert twice(3) == 7\n")
+    data = verifier.verify(module=module, seed=0, sizes={}, out=out)
+    assert not data["report"]["passed"]
+    assert data["report"]["layers"]["property"]["failures"][0]["test_id"] == \
+        "property[agent-tests]"
