@@ -124,7 +124,9 @@ def _space_sampler(space: Any) -> Callable[[np.random.Generator], Any] | None:
 
 
 def _generic_bins(state: dict[str, np.ndarray]) -> tuple:
-    return tuple(np.round(np.asarray(v, np.float64).ravel()[:2], 1).tolist() for v in
+    """Coarse bins of a state for the novelty policy: the first two values of each field
+    (hashable: nested tuples, whatever the field's shape)."""
+    return tuple(tuple(np.round(np.asarray(v, np.float64).ravel()[:2], 1).tolist()) for v in
                  state.values())
 
 

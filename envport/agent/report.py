@@ -34,8 +34,9 @@ def load(run_dir: Path) -> dict[str, Any]:
     for r in ledger.iterations():
         a = agents.get(r["iteration"], {})
         usage = r["agent"]["usage"]
-        iterations.append({**r, "agent_s": a.get("agent_s", r.get("agent_wall_s", 0.0)),
-                           "usage": usage})
+        manual = (a.get("agent") or {}).get("status") == "waiting"  # edited outside envport
+        iterations.append({**r, "agent_s": r.get("agent_wall_s", 0.0) if manual
+                           else a.get("agent_s", r.get("agent_wall_s", 0.0)), "usage": usage})
     stops = [r for r in records if r.get("type") == "stop"]
     bench = sorted((run_dir / "bench").glob("*.json")) if (run_dir / "bench").exists() else []
     return {"run_dir": run_dir, "meta": meta, "config": meta["config"], "records": records,

@@ -91,3 +91,28 @@ def test_a_helper_is_checked_by_its_tests_before_the_env_exists_from_a_relative_
     assert not data["report"]["passed"]
     assert data["report"]["layers"]["property"]["failures"][0]["test_id"] == \
         "property[agent-tests]"
+
+
+def test_a_manual_agents_time_is_the_time_from_prompt_to_resume(tmp_path):
+    from envport.agent.ledger import Ledger
+
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    ledger.append({"type": "agent", "iteration": 1, "agent": {"status": "waiting"},
+                   "agent_s": 0.0})
+    ledger.append({"type": "iteration", "iteration": 1, "agent_s": 0.0,
+                   "agent_wall_s": 42.5, "verify_s": 3.0})
+    ledger.append({"type": "agent", "iteration": 2, "agent": {"status": "ok"},
+                   "agent_s": 7.0})  # a backend's call: its own record counts
+    ledger.append({"type": "iteration", "iteration": 2, "agent_s": 0.0,
+                   "agent_wall_s": 7.0, "verify_s": 1.0})
+    totals = ledger.totals()
+    assert totals["agent_s"] == 42.5 + 7.0 and totals["verify_s"] == 4.0
+
+
+def test_generic_state_bins_are_hashable_for_array_fields():
+    from envport.agent.harness import _generic_bins
+
+    ref = TcgPocketReference(pool="basic")
+    ref.reset(0)
+    bins = _generic_bins(ref.get_state())
+    assert len({bins: 1}) == 1 and len(bins) == len(ref.get_state())
