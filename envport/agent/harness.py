@@ -172,8 +172,7 @@ def build_spec(cfg: dict[str, Any], workspace: Path) -> Any:
 
     legal_action = None
     if is_masked(probe):
-        make_reference, legal_action, scripted = masked_policies(  # type: ignore[assignment]
-            ref_cls, kwargs)
+        make_reference, legal_action, scripted = masked_policies(ref_cls, kwargs)
     return EnvSpec(
         name=name, summary="translation in progress", reference=cfg["reference"], make=make,
         make_reference=make_reference, make_bridge=make_bridge, status="in progress",
@@ -216,7 +215,7 @@ def masked_policies(ref_cls: type, kwargs: dict[str, Any]
         private.set_state(state)
         return choose(private, rng)
 
-    class Tracked(ref_cls):  # type: ignore[misc, valid-type]
+    class Tracked(ref_cls):
         def reset(self, *a: Any, **k: Any) -> Any:
             last["ref"] = self
             return super().reset(*a, **k)
@@ -373,21 +372,21 @@ def verify_workspace(cfg: dict[str, Any], workspace: Path, *, layers: tuple[str,
         # the spec built from it) does not exist yet while the helpers are translated.
         if str(workspace) not in sys.path:
             sys.path.insert(0, str(workspace))
-        result = LayerResult("property", passed=True, counts={"tests": 0})
+        helper = LayerResult("property", passed=True, counts={"tests": 0})
         own = agent_tests(workspace, module, package)
         if own is None:
-            result.passed = False
-            result.failures.append(Failure(
+            helper.passed = False
+            helper.failures.append(Failure(
                 layer="property", test_id="property[agent-tests]",
                 message=f"write the L1 tests of this module in {package}/tests/test_{module}.py"))
         else:
             passed, failed, tail = own
-            result.counts["agent tests"] = passed + failed
+            helper.counts["agent tests"] = passed + failed
             if failed:
-                result.passed = False
-                result.failures.append(Failure(layer="property", test_id="property[agent-tests]",
+                helper.passed = False
+                helper.failures.append(Failure(layer="property", test_id="property[agent-tests]",
                                                message=f"your own tests fail:\n{tail}"))
-        report.layers["property"] = result
+        report.layers["property"] = helper
         return _result(report, module, t0)
     try:
         spec = build_spec(cfg, workspace)
@@ -403,17 +402,14 @@ def verify_workspace(cfg: dict[str, Any], workspace: Path, *, layers: tuple[str,
                                                     message=f"the translation does not load: "
                                                             f"{type(e).__name__}: {e}\n{tb}")])
         return _result(report, module, t0)
-    if module_kind == "helper":
-        result = LayerResult("property", passed=True, counts={"tests": 0})
-    elif module_kind == "bridge":  # (the env's own L1 passed in its module check)
+    result: LayerResult | None = None
+    if module_kind == "bridge":  # (the env's own L1 passed in its module check)
         result = bridge_checks(spec, seed)
     elif module_kind == "env":
         result = verify(spec, ("property",), seed=seed, **_sizes(sizes, "property")
                         ).layers["property"]
-    else:
-        result = None
     if result is not None:  # a module check: L1 of that module plus the agent's own tests
-        own = agent_tests(workspace, module if module_kind == "helper" else None, package)
+        own = agent_tests(workspace, None, package)  # every test of the agent's
         if own is not None:
             passed, failed, tail = own
             result.counts["agent tests"] = passed + failed
@@ -421,11 +417,6 @@ def verify_workspace(cfg: dict[str, Any], workspace: Path, *, layers: tuple[str,
                 result.passed = False
                 result.failures.append(Failure(layer="property", test_id="property[agent-tests]",
                                                message=f"your own tests fail:\n{tail}"))
-        elif module_kind == "helper":
-            result.passed = False
-            result.failures.append(Failure(
-                layer="property", test_id="property[agent-tests]",
-                message=f"write the L1 tests of this module in {package}/tests/test_{module}.py"))
         report.layers["property"] = result
         return _result(report, module, t0)
     wanted = tuple(layer for layer in LAYERS if layers is None or layer in layers)

@@ -116,3 +116,17 @@ def test_generic_state_bins_are_hashable_for_array_fields():
     ref.reset(0)
     bins = _generic_bins(ref.get_state())
     assert len({bins: 1}) == 1 and len(bins) == len(ref.get_state())
+
+
+def test_report_names_what_failed_per_iteration(tmp_path):
+    from envport.agent.loop import synthetic_failure
+    from envport.agent.report import _what_failed
+
+    (tmp_path / "verify").mkdir()
+    (tmp_path / "verify" / "0001-full.json").write_text(json.dumps(
+        synthetic_failure("harness[crash]", "the verification process crashed\nTraceback",
+                          "toy")))
+    record = {"iteration": 1, "result": "verify/0001-full.json"}
+    assert _what_failed(tmp_path, record) == (
+        "L1 property fails: `harness[crash]`: the verification process crashed")
+    assert _what_failed(tmp_path, {"iteration": 2, "result": "verify/missing.json"}) == ""

@@ -94,8 +94,9 @@ class TcgPocketReference:
     def tape(self) -> dict[str, np.ndarray]:
         draws = self.game.rng.tape[self._tape_start:]
         kept = draws[:MAX_TAPE]
-        out = {"kind": np.full(MAX_TAPE, -1, np.int8), "n": np.zeros(MAX_TAPE, np.int32),
-               "value": np.zeros(MAX_TAPE, np.int32)}
+        out: dict[str, np.ndarray] = {"kind": np.full(MAX_TAPE, -1, np.int8),
+                                      "n": np.zeros(MAX_TAPE, np.int32),
+                                      "value": np.zeros(MAX_TAPE, np.int32)}
         out["kind"][:len(kept)] = [DRAW_KINDS.index(d.kind) for d in kept]
         out["n"][:len(kept)] = [d.n for d in kept]
         out["value"][:len(kept)] = [d.value for d in kept]
