@@ -16,7 +16,8 @@ generator's position before the step.
 ``pool``: ``"all"`` (default) deals :func:`~envport.envs.tcg_pocket.deck.random_deck`'s decks of
 every supported card; ``"basic"`` deals :func:`~envport.envs.tcg_pocket.deck.random_basic_deck`'s
 decks of plain Basic Pokémon only (no Trainers, evolutions or attack effects): the subset the JAX
-engine covers. ``legal_action(state, rng)`` and ``scripted_action(rng)`` serve the verifier.
+engine covers; ``"plain"`` (:func:`~envport.envs.tcg_pocket.deck.random_plain_deck`) adds the
+evolutions of the same kind (plain attacks, no Ability). ``legal_action(state, rng)`` and ``scripted_action(rng)`` serve the verifier.
 """
 
 from __future__ import annotations
@@ -30,7 +31,13 @@ from envport.core.seeds import derive_seed
 from envport.envs.tcg_pocket import encode
 from envport.envs.tcg_pocket.actions import N_ACTIONS
 from envport.envs.tcg_pocket.config import RulesConfig
-from envport.envs.tcg_pocket.deck import POOLS, Deck, random_basic_deck, random_deck
+from envport.envs.tcg_pocket.deck import (
+    POOLS,
+    Deck,
+    random_basic_deck,
+    random_deck,
+    random_plain_deck,
+)
 from envport.envs.tcg_pocket.game import TcgPocketGame
 from envport.envs.tcg_pocket.rng import Rng
 
@@ -51,7 +58,8 @@ class TcgPocketReference:
         self._rng_before = np.zeros(2, np.uint32)
 
     def reset(self, seed: int) -> np.ndarray:
-        deal = random_basic_deck if self.pool == "basic" else random_deck
+        deal = {"all": random_deck, "basic": random_basic_deck,
+                "plain": random_plain_deck}[self.pool]
         decks = self.decks or (deal(np.random.default_rng(derive_seed(seed, 0))),
                                deal(np.random.default_rng(derive_seed(seed, 1))))
         self.game.reset(seed, decks, rng=Rng(derive_seed(seed, 2)))

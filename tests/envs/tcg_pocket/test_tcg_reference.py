@@ -118,3 +118,23 @@ def test_generator_words_are_the_documented_hash() -> None:
     r = Rng.at(np.asarray([12345, 7], np.uint32))
     assert r.randint(6) == lowbias32(12345 ^ lowbias32(7)) % 6
     assert list(r.state_array()) == [12345, 8]
+
+
+def test_plain_pool_decks_hold_plain_lines_with_evolutions() -> None:
+    from envport.envs.tcg_pocket.cards import load_table
+    from envport.envs.tcg_pocket.deck import plain_pokemon
+
+    table = load_table()
+    plain = set(plain_pokemon(table))
+    ref = TcgPocketReference(pool="plain")
+    evolutions = 0
+    for seed in range(6):
+        ref.reset(seed)
+        for pl in ref.game.state.players:  # type: ignore[union-attr]
+            cards = pl.deck + pl.hand
+            assert len(cards) == 20 and set(cards) <= plain
+            for name in cards:  # every evolution's line is in the deck
+                c = table[name]
+                evolutions += c.stage > 0
+                assert c.evolves_from is None or c.evolves_from in cards
+    assert evolutions > 0
