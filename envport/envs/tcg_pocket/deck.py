@@ -134,7 +134,7 @@ def random_plain_deck(rng: np.random.Generator, table: CardTable | None = None,
         types = [str(t) for t in rng.choice(ENERGY_TYPES, size=int(rng.integers(1, 3)),
                                             replace=False)]
 
-        def payable(name: str) -> bool:
+        def payable(name: str, types: list[str] = types) -> bool:
             return all(s in (*types, "Colorless") for a in table[name].attacks for s in a.cost)
 
         basics = [n for n in sorted(pool, key=list(table.cards).index) if table[n].is_basic

@@ -17,7 +17,8 @@ generator's position before the step.
 every supported card; ``"basic"`` deals :func:`~envport.envs.tcg_pocket.deck.random_basic_deck`'s
 decks of plain Basic Pokémon only (no Trainers, evolutions or attack effects): the subset the JAX
 engine covers; ``"plain"`` (:func:`~envport.envs.tcg_pocket.deck.random_plain_deck`) adds the
-evolutions of the same kind (plain attacks, no Ability). ``legal_action(state, rng)`` and ``scripted_action(rng)`` serve the verifier.
+evolutions of the same kind (plain attacks, no Ability). ``legal_action(state, rng)`` and
+``scripted_action(rng)`` serve the verifier.
 """
 
 from __future__ import annotations

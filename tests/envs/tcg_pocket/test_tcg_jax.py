@@ -1,6 +1,7 @@
 """The JAX engine (``jax_engine/``, produced through the translation loop) against the reference
-on its ``basic`` pool: whole games in lockstep with the engine's own generator (masks, states,
-observations of both players, rewards, ends), and illegal actions as no-ops."""
+on its ``plain`` pool: whole games in lockstep with the engine's own generator (masks, states,
+observations of both players, rewards, ends; random and heuristic players, evolutions
+included), and illegal actions as no-ops."""
 
 from __future__ import annotations
 
@@ -26,9 +27,9 @@ def compiled():
 
 
 def test_whole_games_in_lockstep_with_the_engines_own_draws(compiled):
-    ends = set()
-    for seed in range(5):
-        ref = TcgPocketReference(pool="basic")
+    ends, evolved = set(), 0
+    for seed in range(6):
+        ref = TcgPocketReference(pool="plain")
         ref.reset(seed)
         s = BRIDGE.to_jax(ref.get_state())  # injected once, then the engine runs on its own
         rng = np.random.default_rng(seed)
@@ -39,19 +40,21 @@ def test_whole_games_in_lockstep_with_the_engines_own_draws(compiled):
                 want = observation_vector({k: v for k, v in ref.get_state().items()
                                            if k != "rng"}, q)
                 assert np.array_equal(np.asarray(compiled["obs"](s, jnp.int32(q))), want)
-            action = int(rng.choice(np.flatnonzero(mask)))
-            obs, reward, done, _, info = ref.step(action)
+            action = (ref.scripted_action(rng) if seed % 2 else
+                      int(rng.choice(np.flatnonzero(mask))))
+            obs, reward, done, _, _ = ref.step(action)
             res = compiled["step"](jax.random.key(t), s, jnp.int32(action))
             got, want = BRIDGE.from_jax(res.state), ref.get_state()
             assert [k for k in want if not np.array_equal(got[k], want[k])] == [], (seed, t)
             assert np.array_equal(np.asarray(res.obs), obs)
             assert float(res.reward) == reward and bool(res.terminated) == done
             s = res.state
+            evolved += int((want["stack"][:, :, 1] != 0).sum())
             if done:
                 ends.add(ref.game.state.end_reason)
                 break
         assert done, f"seed {seed}: no end in 1000 steps"
-    assert ends  # every game ended, with the reference's reason
+    assert ends and evolved > 0  # evolved Pokémon were in play in some of the games
 
 
 def test_illegal_actions_change_nothing(compiled):

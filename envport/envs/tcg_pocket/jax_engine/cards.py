@@ -32,6 +32,7 @@ ATK_TYPED = np.zeros((N_CARDS + 1, MAX_ATTACKS, len(ENERGY_TYPES)), np.int8)
 ATK_COLORLESS = np.zeros((N_CARDS + 1, MAX_ATTACKS), np.int8)
 ATK_DAMAGE = np.zeros((N_CARDS + 1, MAX_ATTACKS), np.int16)
 ATK_PLAIN = np.zeros((N_CARDS + 1, MAX_ATTACKS), bool)  # printed damage only, no effect text
+EVOLVES_FROM = np.zeros(N_CARDS + 1, np.int16)  # the card id it evolves from, 0: none
 NO_ABILITY = np.zeros(N_CARDS + 1, bool)  # a Pokémon without an Ability (none is supported)
 KIND[0] = -1
 for _i, _c in enumerate(_cards, start=1):
@@ -54,8 +55,15 @@ for _i, _c in enumerate(_cards, start=1):
                 ATK_TYPED[_i, _j, ENERGY_TYPES.index(_s)] += 1
         ATK_DAMAGE[_i, _j] = _a["damage"]
         ATK_PLAIN[_i, _j] = _a["effect"] is None and _a["damage_mode"] == ""
+_ID = {name: i for i, name in enumerate(NAMES) if i}
+for _i, _c in enumerate(_cards, start=1):
+    if _c["kind"] == "pokemon" and _c["evolves_from"] is not None:
+        EVOLVES_FROM[_i] = _ID.get(_c["evolves_from"], -1)  # -1: not in the pool
 IS_POKEMON = KIND == 0
 IS_BASIC = IS_POKEMON & (STAGE == 0)
-# Plain Basics: no Ability, every attack printed damage only (the reference's ``basic`` pool)
+PLAIN = IS_POKEMON & NO_ABILITY & np.all(ATK_PLAIN | (np.arange(MAX_ATTACKS) >= N_ATK[:, None]),
+                                         axis=1)
+# Plain Pokémon (any stage) and plain Basics: no Ability, every attack printed damage only
+# (the reference's ``plain`` and ``basic`` pools)
 PLAIN_BASIC = IS_BASIC & NO_ABILITY & np.all(ATK_PLAIN | (np.arange(MAX_ATTACKS) >= N_ATK[:, None]),
                                               axis=1)

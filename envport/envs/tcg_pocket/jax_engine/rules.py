@@ -1,15 +1,17 @@
-"""The rules (reference ``rules.py``) in JAX, for the cards of the ``basic`` pool: plain Basic
-Pokémon (no Ability, attacks of printed damage only), no Trainers, no evolutions.
+"""The rules (reference ``rules.py``) in JAX, for the cards of the ``plain`` pool: Pokémon of
+any stage with no Ability and attacks of printed damage only, no Trainers.
 
 Covered, with the reference's order of draws: the opening hands (``basic_first``), the
 first-player coin, setup placements, the Energy Zone (rolls, rotation, the first turn's none),
 draw with the hand limit and an empty deck, attach, Basics to the Bench, retreat (cost, the
 Energy choice as ``retreat_energy`` decisions, answered at once when only one type is left),
 attacks (cost, +20 Weakness on damage > 0, Giovanni's +10), Knock Outs (points, 2 for an
-``ex``), the game's end (3 points, no Pokémon in play, both at once: a draw; the turn limit)
-and promotions (``promotion_order``, a single Benched Pokémon promoted without asking).
-Not covered (masked as illegal, so never reached from a legal play): evolution, Trainers,
-fossils, attack effects, Special Conditions and the Checkup's coins.
+``ex``), the game's end (3 points, no Pokémon in play, both at once: a draw; the turn limit),
+promotions (``promotion_order``, a single Benched Pokémon promoted without asking) and
+evolution (onto ``evolves_from`` one stage lower, not on a player's first turn, not on a
+Pokémon that entered play or evolved this turn; damage and Energy stay).
+Not covered (masked as illegal, so never reached from a legal play): Trainers, fossils,
+attack effects, Special Conditions and the Checkup's coins.
 
 Every function maps a ``State`` to a ``State``; branches are taken with ``select`` on whole
 states so that everything traces under ``jit`` and ``vmap``.
@@ -55,6 +57,9 @@ PENDING = ("pending_kind", "pending_player", "pending_left", "pending_energy", "
            "pending_amount", "pending_options", "pending_has_options")
 
 IS_BASIC = jnp.asarray(C.IS_BASIC)
+IS_POKEMON = jnp.asarray(C.IS_POKEMON)
+STAGE = jnp.asarray(C.STAGE, jnp.int32)
+EVOLVES_FROM = jnp.asarray(C.EVOLVES_FROM, jnp.int32)
 IS_FOSSIL = jnp.asarray(C.KIND == C.KIND_NAMES.index("fossil"))  # noqa: SIM300
 HP = jnp.asarray(C.HP, jnp.int32)
 RETREAT = jnp.asarray(C.RETREAT, jnp.int32)
@@ -407,9 +412,35 @@ def legal_mask(s: State) -> jax.Array:
     main = main.at[A.RETREAT:A.ATTACH].set(can_retreat & occ[1:])
     main = main.at[A.ATTACH:A.DISCARD].set((s.energy_current[p] >= 0) & occ)
     play = jnp.zeros((A.MAX_HAND, SLOTS), bool).at[:, 0].set(basic_in_hand & bench_room)
+    play = play | evolve_mask(s, p, hand_cards, h_ok)
     main = main.at[A.PLAY:A.CHOOSE].set(play.ravel())
     out = jnp.where(has_pending(s), jnp.where(d == D_SETUP, setup, decision), main)
     return out & (s.stage != S_OVER)
+
+
+def evolve_mask(s: State, p: jax.Array, hand_cards: jax.Array, h_ok: jax.Array) -> jax.Array:
+    """bool[hand, slot]: 5, the evolution card at h onto slot t: the target is the card it
+    evolves from, one stage lower; not on the player's first turn (turns 1 and 2); not on a
+    Pokémon that entered play or evolved this turn."""
+    turn = i32(s.turn)
+    tops = jnp.stack([card_at(s, p, t) for t in range(SLOTS)])
+    fresh = (i32(s.entered_turn[p]) == turn) | (i32(s.evolved_turn[p]) == turn)
+    target_ok = (tops != 0) & ~fresh & (turn > 2)
+    evo = h_ok & IS_POKEMON[hand_cards] & (STAGE[hand_cards] > 0)
+    match = (EVOLVES_FROM[hand_cards][:, None] == tops[None, :]) & (
+        STAGE[tops][None, :] == STAGE[hand_cards][:, None] - 1)
+    return evo[:, None] & match & target_ok[None, :]
+
+
+def evolve(s: State, p: jax.Array, card: jax.Array, t: jax.Array) -> State:
+    """The card goes on top of slot ``t``; damage and Energy stay; Special Conditions and
+    attack effects go; ``evolved_turn`` is this turn."""
+    height = jnp.sum(s.stack[p, t] != 0)
+    return s.replace(stack=s.stack.at[p, t, height].set(card.astype(jnp.int16)),
+                     conditions=s.conditions.at[p, t].set(False),
+                     effect_until=s.effect_until.at[p, t].set(-1),
+                     effect_amount=s.effect_amount.at[p, t].set(0),
+                     evolved_turn=s.evolved_turn.at[p, t].set(s.turn))
 
 
 # ---------------------------------------------------------------- applying an action
@@ -431,7 +462,8 @@ def apply_decision(s: State, kind: jax.Array, x: jax.Array, params: Params) -> S
     return select(d == D_SETUP, setup, other)
 
 
-def apply_main(s: State, kind: jax.Array, x: jax.Array, params: Params) -> State:
+def apply_main(s: State, kind: jax.Array, x: jax.Array, y: jax.Array, params: Params
+               ) -> State:
     p = i32(s.current)
     ended = end_turn(s)
     attacked = use_attack(s, jnp.clip(x, 0, 1))
@@ -441,7 +473,9 @@ def apply_main(s: State, kind: jax.Array, x: jax.Array, params: Params) -> State
                          energy_current=s.energy_current.at[p].set(-1),
                          attached_energy=s.attached_energy.at[p].set(True))
     card, rest = zpop(s.hand[p], jnp.clip(x, 0, A.MAX_HAND - 1))
-    played = put_in_play(s.replace(hand=s.hand.at[p].set(rest)), p, card, s.turn)
+    without = s.replace(hand=s.hand.at[p].set(rest))
+    played = select(IS_BASIC[i32(card)], put_in_play(without, p, card, s.turn),
+                    evolve(without, p, card, jnp.clip(y, 0, SLOTS - 1)))
     branches = [ended, attacked, retreated, attached, s, played, s, s]
     out = branches[0]
     for k in range(1, len(branches)):
@@ -454,9 +488,9 @@ def apply(s: State, action: jax.Array, params: Params) -> tuple[State, jax.Array
     action leaves the state as it was."""
     a = jnp.clip(i32(action), 0, A.N_ACTIONS - 1)
     legal = legal_mask(s)[a] & (i32(action) == a)
-    kind, x, _ = A.decode(a)
+    kind, x, y = A.decode(a)
     x = jnp.clip(x, 0, A.MAX_HAND - 1)
     decided = apply_decision(s, kind, x, params)
-    played = apply_main(s, kind, x, params)
+    played = apply_main(s, kind, x, y, params)
     nxt = advance(select(has_pending(s), decided, played), params)
     return select(legal, nxt, s), legal
