@@ -124,7 +124,9 @@ def _space_sampler(space: Any) -> Callable[[np.random.Generator], Any] | None:
 
 
 def _generic_bins(state: dict[str, np.ndarray]) -> tuple:
-    return tuple(np.round(np.asarray(v, np.float64).ravel()[:2], 1).tolist() for v in
+    """Coarse bins of a state for the novelty policy: the first two values of each field
+    (hashable: nested tuples, whatever the field's shape)."""
+    return tuple(tuple(np.round(np.asarray(v, np.float64).ravel()[:2], 1).tolist()) for v in
                  state.values())
 
 
@@ -165,13 +167,81 @@ def build_spec(cfg: dict[str, Any], workspace: Path) -> Any:
         raise ImportError("cannot sample actions: give the reference an `action_space` or "
                           "the translation a Discrete/Box action_space()")
     tolerance = Tolerance(**tol) if tol else Tolerance()
+    def scripted(obs: np.ndarray, rng: np.random.Generator) -> Any:
+        return sampler(rng)
+
+    legal_action = None
+    if is_masked(probe):
+        make_reference, legal_action, scripted = masked_policies(ref_cls, kwargs)
     return EnvSpec(
         name=name, summary="translation in progress", reference=cfg["reference"], make=make,
         make_reference=make_reference, make_bridge=make_bridge, status="in progress",
         verification=Verification(
             tolerance=tolerance, tolerance_note=f"{tolerance} on every field",
-            scripted_policy=lambda obs, rng: sampler(rng), random_action=sampler,
+            scripted_policy=scripted, random_action=sampler, legal_action=legal_action,
             state_bins=_generic_bins, max_rollout_steps=int(cfg.get("max_rollout_steps", 1000))))
+
+
+def is_masked(ref: Any) -> bool:
+    """A reference with legal-action masks: ``legal_action(state, rng)`` or ``action_mask()``."""
+    return callable(getattr(ref, "legal_action", None)) or callable(
+        getattr(ref, "action_mask", None))
+
+
+def masked_policies(ref_cls: type, kwargs: dict[str, Any]
+                    ) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    """For a reference with masks: (make_reference, legal_action, scripted_policy).
+
+    ``legal_action(state, rng)`` is the reference's own, or a uniform choice from its
+    ``action_mask()`` after ``set_state``, on a private instance (the episode's reference is
+    not moved). A scripted policy is given only the observation, and a masked game's legal
+    actions depend on the state, so the references made here record which of them was last
+    reset, stepped or moved, and the scripted policy acts for that one: its
+    ``scripted_action(rng)`` where it has one, else a random legal action of its mask. (The
+    verifier drives one reference at a time per process, so "the last one" is the episode's.)
+    """
+    private = ref_cls(**kwargs)
+    last: dict[str, Any] = {}
+
+    def choose(ref: Any, rng: np.random.Generator) -> Any:
+        legal = np.flatnonzero(np.asarray(ref.action_mask()))
+        if len(legal) == 0:
+            raise ValueError(f"{ref_cls.__name__}: no legal action in this state")
+        return int(rng.choice(legal))
+
+    def legal_action(state: dict[str, np.ndarray], rng: np.random.Generator) -> Any:
+        if callable(getattr(private, "legal_action", None)):
+            return private.legal_action(state, rng)
+        private.set_state(state)
+        return choose(private, rng)
+
+    class Tracked(ref_cls):
+        def reset(self, *a: Any, **k: Any) -> Any:
+            last["ref"] = self
+            return super().reset(*a, **k)
+
+        def step(self, *a: Any, **k: Any) -> Any:
+            last["ref"] = self
+            return super().step(*a, **k)
+
+        def set_state(self, *a: Any, **k: Any) -> Any:
+            last["ref"] = self
+            return super().set_state(*a, **k)
+
+    Tracked.__name__ = ref_cls.__name__
+
+    def scripted(obs: np.ndarray, rng: np.random.Generator) -> Any:
+        ref = last.get("ref")
+        if ref is None:
+            raise RuntimeError("the scripted policy acts before any reference was reset")
+        if callable(getattr(ref, "scripted_action", None)):
+            return ref.scripted_action(rng)
+        return choose(ref, rng)
+
+    def make_reference(**more: Any) -> Any:
+        return Tracked(**{**kwargs, **more})
+
+    return make_reference, legal_action, scripted
 
 
 def _state_events(base: Any, make_reference: Callable[..., Any]) -> bool:
@@ -206,6 +276,7 @@ def bridge_checks(spec: Any, seed: int, n_states: int = 16) -> Any:
 
     from envport.core.reference import index_state, stack_states
     from envport.verify.compare import compare_fields
+    from envport.verify.policies import draw_action
     from envport.verify.report import Failure, LayerResult
 
     t0 = time.perf_counter()
@@ -217,8 +288,7 @@ def bridge_checks(spec: Any, seed: int, n_states: int = 16) -> Any:
         ref.reset(seed * 1000 + episode)
         for _ in range(n_states // 4):
             states.append(ref.get_state())
-            assert spec.verification.random_action is not None
-            _, _, term, trunc, _ = ref.step(spec.verification.random_action(rng))
+            _, _, term, trunc, _ = ref.step(draw_action(spec, states[-1], rng))
             tapes.append(ref.tape())
             if term or trunc:
                 break
@@ -297,6 +367,27 @@ def verify_workspace(cfg: dict[str, Any], workspace: Path, *, layers: tuple[str,
     t0 = time.perf_counter()
     package = cfg.get("package", "translation")
     report = Report(env=cfg.get("name", "translation"), command=command)
+    if module_kind == "helper":
+        # A helper is checked by its own tests alone: the environment that imports it (and
+        # the spec built from it) does not exist yet while the helpers are translated.
+        if str(workspace) not in sys.path:
+            sys.path.insert(0, str(workspace))
+        helper = LayerResult("property", passed=True, counts={"tests": 0})
+        own = agent_tests(workspace, module, package)
+        if own is None:
+            helper.passed = False
+            helper.failures.append(Failure(
+                layer="property", test_id="property[agent-tests]",
+                message=f"write the L1 tests of this module in {package}/tests/test_{module}.py"))
+        else:
+            passed, failed, tail = own
+            helper.counts["agent tests"] = passed + failed
+            if failed:
+                helper.passed = False
+                helper.failures.append(Failure(layer="property", test_id="property[agent-tests]",
+                                               message=f"your own tests fail:\n{tail}"))
+        report.layers["property"] = helper
+        return _result(report, module, t0)
     try:
         spec = build_spec(cfg, workspace)
         report.tolerance_note = spec.verification.tolerance_note
@@ -311,17 +402,14 @@ def verify_workspace(cfg: dict[str, Any], workspace: Path, *, layers: tuple[str,
                                                     message=f"the translation does not load: "
                                                             f"{type(e).__name__}: {e}\n{tb}")])
         return _result(report, module, t0)
-    if module_kind == "helper":
-        result = LayerResult("property", passed=True, counts={"tests": 0})
-    elif module_kind == "bridge":  # (the env's own L1 passed in its module check)
+    result: LayerResult | None = None
+    if module_kind == "bridge":  # (the env's own L1 passed in its module check)
         result = bridge_checks(spec, seed)
     elif module_kind == "env":
         result = verify(spec, ("property",), seed=seed, **_sizes(sizes, "property")
                         ).layers["property"]
-    else:
-        result = None
     if result is not None:  # a module check: L1 of that module plus the agent's own tests
-        own = agent_tests(workspace, module if module_kind == "helper" else None, package)
+        own = agent_tests(workspace, None, package)  # every test of the agent's
         if own is not None:
             passed, failed, tail = own
             result.counts["agent tests"] = passed + failed
@@ -329,11 +417,6 @@ def verify_workspace(cfg: dict[str, Any], workspace: Path, *, layers: tuple[str,
                 result.passed = False
                 result.failures.append(Failure(layer="property", test_id="property[agent-tests]",
                                                message=f"your own tests fail:\n{tail}"))
-        elif module_kind == "helper":
-            result.passed = False
-            result.failures.append(Failure(
-                layer="property", test_id="property[agent-tests]",
-                message=f"write the L1 tests of this module in {package}/tests/test_{module}.py"))
         report.layers["property"] = result
         return _result(report, module, t0)
     wanted = tuple(layer for layer in LAYERS if layers is None or layer in layers)
@@ -395,6 +478,7 @@ def bench_workspace(cfg: dict[str, Any], workspace: Path, batch_sizes: list[int]
     # envport's own benchmark: the rollout in one jitted lax.scan with auto-reset, whose
     # observations and rewards are carried so XLA cannot drop the step as dead code.
     from envport.bench.throughput import jax_throughput
+    from envport.verify.policies import draw_action
 
     make, _ = translation_factories(cfg, workspace)
     rows = [{**r, "backend": "translation"} for r in jax_throughput(make(), batch_sizes, steps)]
@@ -406,8 +490,7 @@ def bench_workspace(cfg: dict[str, Any], workspace: Path, batch_sizes: list[int]
     ref.reset(0)
     n, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < 1.0:
-        assert spec.verification.random_action is not None
-        _, _, term, trunc, _ = ref.step(spec.verification.random_action(rng))
+        _, _, term, trunc, _ = ref.step(draw_action(spec, ref.get_state(), rng))
         n += 1
         if term or trunc:
             ref.reset(n)

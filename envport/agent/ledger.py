@@ -54,7 +54,13 @@ class Ledger:
         cost, unknown = 0.0, 0
         tokens = {"input": 0, "output": 0, "cached": 0}
         agent_s = verify_s = 0.0
+        # a manual agent's call is recorded as "waiting" (0 s); its time is the time from the
+        # prompt to the `--resume`, on the iteration record (agent_wall_s)
+        waiting = {r.get("iteration") for r in self.records() if r.get("type") == "agent"
+                   and (r.get("agent") or {}).get("status") == "waiting"}
         for r in self.records():
+            if r.get("type") == "iteration" and r.get("iteration") in waiting:
+                agent_s += float(r.get("agent_wall_s", 0.0))
             # an agent call is counted once, on its own record (iterations only repeat it)
             agent = r.get("agent") if r.get("type") in ("agent", "infra") else None
             if agent:

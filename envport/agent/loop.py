@@ -145,12 +145,15 @@ class SubprocessVerifier:
     code, its own process group, a timeout; a hang or crash becomes an L1 failure to repair."""
 
     def __init__(self, run_dir: Path, cfg: TranslateConfig):
-        self.run_dir, self.cfg = run_dir, cfg
-        self.workspace = run_dir / "workspace"
+        # absolute: the harness runs in the workspace, so a relative --workdir would be
+        # resolved against the workspace itself
+        self.run_dir, self.cfg = Path(run_dir).resolve(), cfg
+        self.workspace = self.run_dir / "workspace"
 
     def _run(self, args: list[str], out: Path, workspace: Path | None = None
              ) -> tuple[dict[str, Any] | None, str, bool]:
         workspace = workspace or self.workspace
+        out = Path(out).resolve()  # the harness's cwd is the workspace
         out.parent.mkdir(parents=True, exist_ok=True)
         out.unlink(missing_ok=True)
         cmd = [sys.executable, "-m", "envport.agent.harness", *args, "--workspace",
@@ -676,7 +679,9 @@ class Loop:
         if module.kind == "helper":
             sources = [s for s in self.sources if s.name in module.sources]
         else:
-            sources = [s for s in self.sources if s.role != "helper"]
+            sources = [s for s in self.sources if s.role in ("reference", "context")]
+        data = [{"path": reference_path(s), "chars": s.chars, "lines": s.lines}
+                for s in self.sources if s.role == "data"]
         done = [m.name for m in self.plan[: self.state.module_index]]
         checks = {"helper": f"its L1 tests in `{self.cfg.package}/tests/test_{module.name}.py` "
                             "exist and pass",
@@ -691,7 +696,8 @@ class Loop:
                       sources=[{**s.to_json(), "path": ""} for s in sources],
                       state_fields=self.reference_info.get("state_fields", {}),
                       tape_fields=self.reference_info.get("tape_fields", {}),
-                      notes=self.reference_info.get("notes", ""), check=checks[module.kind])
+                      notes=self.reference_info.get("notes", ""), check=checks[module.kind],
+                      data=data)
 
     # -- stopping
     def stop(self, reason: str) -> dict[str, Any]:
@@ -807,13 +813,39 @@ def reference_info(cfg: TranslateConfig) -> dict[str, Any]:
     info: dict[str, Any] = {"like": like, "state_fields": {
         k: f"{np.asarray(v).dtype}{list(np.shape(v)) if np.shape(v) else ''}"
         for k, v in state.items()}}
+    def fields(tape: dict[str, Any]) -> dict[str, str]:
+        return {k: f"{np.asarray(v).dtype}{list(np.shape(v)) if np.shape(v) else ''}"
+                for k, v in tape.items()}
+
+    notes = []
     if like:
         s = registered(like)
-        info["notes"] = f"Comparison rule used by the verifier: {s.verification.tolerance_note}"
+        notes.append(f"Comparison rule used by the verifier: {s.verification.tolerance_note}")
         info["tolerance"] = str(s.verification.tolerance)
         if s.verification.random_action is not None:
             ref.step(s.verification.random_action(np.random.default_rng(0)))
-            info["tape_fields"] = {k: str(np.asarray(v).dtype) for k, v in ref.tape().items()}
+            info["tape_fields"] = fields(ref.tape())
+    elif callable(getattr(ref, "action_mask", None)):
+        # a masked game: an unmasked random action is illegal (the reference raises)
+        legal = np.flatnonzero(np.asarray(ref.action_mask()))
+        if len(legal):
+            ref.step(int(legal[0]))
+            info["tape_fields"] = fields(ref.tape())
+        notes.append(
+            "Legal actions depend on the state: the reference has `action_mask()` (bool per "
+            "action) and raises on an illegal action. The verifier (L2, L3) takes only legal "
+            "actions, drawn from the reference's mask. L1 samples actions from your "
+            "`action_space()` without a mask, so your `transition` must accept any action of "
+            "the space: leave the state unchanged on an illegal one (no reward, not "
+            "terminated), and export a jittable `action_mask(state)` that matches the "
+            "reference's.")
+        if "rng" in info["state_fields"]:
+            notes.append(
+                "The state holds the reference's generator position (`rng`): carry it in your "
+                "state and reproduce the generator, so that L3 (which runs your own "
+                "`sample_draws`) draws what the reference draws; the tape is for diagnosis.")
+    if notes:
+        info["notes"] = "\n\n".join(notes)
     try:
         import jax
 
@@ -900,14 +932,22 @@ def create_run(cfg: TranslateConfig) -> Path:
         f"{cfg.package}/tests/__init__.py": "",
     }
     for s in sources:
-        files[f"reference/{s.name.rsplit('.', 1)[-1] if s.role != 'context' else s.name}"
-              + ("" if s.name.endswith(".py") else ".py")] = s.text
+        files[reference_path(s)] = s.text
     meta = {"config": cfg.to_json(), "plan": [m.to_json() for m in plan],
             "sources": [s.to_json() for s in sources], "reference_info": info,
             "created": time.time()}
     (run_dir / "run.json").write_text(json.dumps(meta, indent=1))
     Workspace(run_dir / "workspace").create(files)
     return run_dir
+
+
+def reference_path(s: SourceFile) -> str:
+    """Where a source lies in the workspace: ``reference/<module>.py``, a context file under its
+    own name, a data file (``cards.json``) under its file name."""
+    if s.role == "data":
+        return f"reference/{s.name}"
+    stem = s.name.rsplit(".", 1)[-1] if s.role != "context" else s.name
+    return f"reference/{stem}" + ("" if s.name.endswith(".py") else ".py")
 
 
 def task_text(cfg: TranslateConfig, plan: list[ModulePlan], sources: list[SourceFile]) -> str:
@@ -918,7 +958,7 @@ def task_text(cfg: TranslateConfig, plan: list[ModulePlan], sources: list[Source
              "## Plan (dependency order)"]
     lines += [f"{i}. `{m.target}` ({m.kind})" for i, m in enumerate(plan, 1)]
     lines += ["", "## Reference source (in `reference/`)"]
-    lines += [f"- `{s.name}` ({s.role}, {s.lines} lines)" for s in sources]
+    lines += [f"- `{reference_path(s)}` ({s.role}, {s.lines} lines)" for s in sources]
     lines += ["", "## Rules",
               f"- Edit only `{cfg.package}/` (the translation and your own tests in "
               f"`{cfg.package}/tests/`).",

@@ -19,13 +19,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+DATA_SUFFIXES = (".json", ".csv", ".tsv", ".txt", ".yaml", ".yml", ".toml")
+MAX_DATA_CHARS = 2_000_000  # a data file larger than this is not copied (named in TASK.md)
+
 
 @dataclass
 class SourceFile:
     name: str  # module name (or file name for a plain file)
     path: str  # where it was read from
     text: str
-    role: str = "reference"  # reference | helper | context
+    role: str = "reference"  # reference | helper | context | data
 
     @property
     def lines(self) -> int:
@@ -134,8 +137,34 @@ def dependency_order(graph: dict[str, list[str]]) -> list[str]:
     return order
 
 
+def data_files(modules: list[SourceFile]) -> list[SourceFile]:
+    """Text data files the modules name in a string literal (``"cards.json"``,
+    ``Path(__file__).parent / "table.csv"``) that lie in the directory of the module naming
+    them: the facts a translation needs beside the code (a card table, a level map)."""
+    found: dict[str, SourceFile] = {}
+    for m in modules:
+        path = Path(m.path)
+        try:
+            tree = ast.parse(m.text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            literal = node.value
+            if "\n" in literal or not literal.endswith(DATA_SUFFIXES) or "/" in literal:
+                continue
+            candidate = path.parent / literal
+            if candidate.is_file() and literal not in found \
+                    and candidate.stat().st_size <= MAX_DATA_CHARS:
+                found[literal] = SourceFile(literal, str(candidate), candidate.read_text(),
+                                            "data")
+    return list(found.values())
+
+
 def reference_sources(reference: str, extra: list[str] | None = None) -> list[SourceFile]:
-    """The reference module, its local helpers and ``extra`` context (modules or files)."""
+    """The reference module, its local helpers, the data files they read (``data_files``) and
+    ``extra`` context (modules or files)."""
     module = reference.partition(":")[0]
     graph = local_modules(module)
     files = []
@@ -144,6 +173,7 @@ def reference_sources(reference: str, extra: list[str] | None = None) -> list[So
         assert path is not None
         files.append(SourceFile(name, str(path), path.read_text(),
                                 "reference" if name == module else "helper"))
+    files += data_files(files)
     for item in extra or []:
         path = Path(item)
         if path.is_file():
@@ -170,7 +200,7 @@ def plan_modules(sources: list[SourceFile], package: str = "translation") -> lis
     plan = [ModulePlan(s.stem, "helper", f"{package}/{s.stem}.py", [s.name],
                        [names[d] for d in graph[s.name]]) for s in helpers]
     plan.append(ModulePlan("jax_env", "env", f"{package}/jax_env.py",
-                           [s.name for s in sources if s.role != "helper"],
+                           [s.name for s in sources if s.role in ("reference", "context")],
                            [p.name for p in plan]))
     plan.append(ModulePlan("bridge", "bridge", f"{package}/bridge.py", [], ["jax_env"]))
     return plan

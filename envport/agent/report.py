@@ -34,14 +34,31 @@ def load(run_dir: Path) -> dict[str, Any]:
     for r in ledger.iterations():
         a = agents.get(r["iteration"], {})
         usage = r["agent"]["usage"]
-        iterations.append({**r, "agent_s": a.get("agent_s", r.get("agent_wall_s", 0.0)),
-                           "usage": usage})
+        manual = (a.get("agent") or {}).get("status") == "waiting"  # edited outside envport
+        iterations.append({**r, "agent_s": r.get("agent_wall_s", 0.0) if manual
+                           else a.get("agent_s", r.get("agent_wall_s", 0.0)), "usage": usage,
+                           "failed": _what_failed(run_dir, r)})
     stops = [r for r in records if r.get("type") == "stop"]
     bench = sorted((run_dir / "bench").glob("*.json")) if (run_dir / "bench").exists() else []
     return {"run_dir": run_dir, "meta": meta, "config": meta["config"], "records": records,
             "iterations": iterations, "infra": [r for r in records if r.get("type") == "infra"],
             "totals": ledger.totals(), "stop": stops[-1] if stops else None,
             "bench": [json.loads(p.read_text()) | {"file": p.name} for p in bench]}
+
+
+def _what_failed(run_dir: Path, record: dict[str, Any]) -> str:
+    """The lowest failure of an iteration's verification (its result file), "" if it passed
+    or the file is gone."""
+    from envport.agent.loop import failure_digest
+
+    path = run_dir / str(record.get("result", ""))
+    if not record.get("result") or not path.is_file():
+        return ""
+    try:
+        result = json.loads(path.read_text())
+        return "" if result["report"]["passed"] else failure_digest(result)
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return ""
 
 
 def plot(data: dict[str, Any], path: Path) -> Path | None:
@@ -160,6 +177,11 @@ def markdown(data: dict[str, Any], image: str | None) -> str:
             f"{', '.join(r['frozen_edits']) or '-'} | {u.get('input_tokens', 0):,}/"
             f"{u.get('output_tokens', 0):,} | {_cost(u)} | {r['agent_s']:.1f} | "
             f"{r['verify_s']:.1f} | `{r['commit'][:8]}` |")
+    failed = [(r["iteration"], r["kind"], r["failed"]) for r in data["iterations"]
+              if r.get("failed")]
+    if failed:
+        lines += ["", "## What failed", ""]
+        lines += [f"- iteration {i} ({k}): {w.splitlines()[0][:400]}" for i, k, w in failed]
     events = [(r["iteration"], e) for r in data["iterations"] for e in r.get("events", [])]
     if events:
         lines += ["", "## Events", ""] + [f"- iteration {i}: {e}" for i, e in events]

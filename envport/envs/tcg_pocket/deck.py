@@ -102,3 +102,71 @@ def random_deck(rng: np.random.Generator, table: CardTable | None = None,
         if cards.count(name) < MAX_COPIES:
             cards.append(name)
     return validate_deck(cards, types, config, table)
+
+
+POOLS = ("all", "basic", "plain")
+
+
+def plain_basics(table: CardTable | None = None) -> list[str]:
+    """Basic Pokémon with no Ability whose attacks all do printed damage only (no effect text):
+    the ``basic`` pool, the subset the JAX engine plays (``jax_engine.py``)."""
+    table = table or load_table()
+    return [c.name for c in table.supported() if c.is_basic and c.ability is None
+            and all(a.effect is None and a.damage_mode == "" for a in c.attacks)]
+
+
+def plain_pokemon(table: CardTable | None = None) -> list[str]:
+    """Pokémon of any stage with no Ability whose attacks all do printed damage only: the
+    ``plain`` pool (the ``basic`` pool and the evolutions of the same kind)."""
+    table = table or load_table()
+    return [c.name for c in table.supported() if c.is_pokemon and c.ability is None
+            and all(a.effect is None and a.damage_mode == "" for a in c.attacks)]
+
+
+def random_plain_deck(rng: np.random.Generator, table: CardTable | None = None,
+                      config: RulesConfig | None = None) -> Deck:
+    """A legal random deck of the ``plain`` pool: one or two Energy types, evolution lines of
+    plain Pokémon (a plain Basic of those types or Colorless, then up to two plain evolutions)
+    whose attacks the types can pay, two copies of each card, to exactly 20 cards."""
+    table = table or load_table()
+    pool = set(plain_pokemon(table))
+    while True:
+        types = [str(t) for t in rng.choice(ENERGY_TYPES, size=int(rng.integers(1, 3)),
+                                            replace=False)]
+
+        def payable(name: str, types: list[str] = types) -> bool:
+            return all(s in (*types, "Colorless") for a in table[name].attacks for s in a.cost)
+
+        basics = [n for n in sorted(pool, key=list(table.cards).index) if table[n].is_basic
+                  and table[n].type in (*types, "Colorless") and payable(n)]
+        cards: list[str] = []
+        for i in rng.permutation(len(basics)):
+            line = [basics[i]]
+            for _ in range(2):
+                nxt = [c.name for c in table.supported() if c.evolves_from == line[-1]
+                       and c.name in pool and payable(c.name)]
+                if not nxt:
+                    break
+                line.append(nxt[int(rng.integers(len(nxt)))])
+            while line and len(cards) + MAX_COPIES * len(line) > DECK_SIZE:
+                line.pop()
+            cards += [n for n in line for _ in range(MAX_COPIES)]
+            if len(cards) == DECK_SIZE:
+                return validate_deck(cards, types, config, table)
+
+
+def random_basic_deck(rng: np.random.Generator, table: CardTable | None = None,
+                      config: RulesConfig | None = None) -> Deck:
+    """A legal random deck of the ``basic`` pool: one or two Energy types, ten plain Basics of
+    those types or Colorless whose attacks the types can pay, two copies of each."""
+    table = table or load_table()
+    pool = plain_basics(table)
+    while True:
+        types = [str(t) for t in rng.choice(ENERGY_TYPES, size=int(rng.integers(1, 3)),
+                                            replace=False)]
+        fits = [n for n in pool if table[n].type in (*types, "Colorless")
+                and all(s in (*types, "Colorless") for a in table[n].attacks for s in a.cost)]
+        if len(fits) >= DECK_SIZE // MAX_COPIES:
+            break
+    names = [fits[int(i)] for i in rng.permutation(len(fits))[:DECK_SIZE // MAX_COPIES]]
+    return validate_deck([n for n in names for _ in range(MAX_COPIES)], types, config, table)

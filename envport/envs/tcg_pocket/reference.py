@@ -5,9 +5,20 @@
 ``step(action)`` is the action of whoever must act (``info["to_act"]`` says who acts next, and
 ``info["action_mask"]`` what they may do); the observation is that player's
 (``encode.observation_vector``), the reward player 0's (+1 win, -1 loss, 0 otherwise).
-``get_state``/``set_state`` are ``encode``'s fixed-size arrays; ``tape()`` the draws of the last
-step as three arrays (kind, n, value), as long as the step drew (variable length: a shuffle
-draws 19, a flip-until-tails any number).
+``get_state``/``set_state`` are ``encode``'s fixed-size arrays plus ``rng`` (uint32[2], the
+generator's key and counter: ``rng.py``), so a state carries its future draws and a translation
+that reproduces the generator needs no other draws. ``tape()`` is the last step's draws as
+fixed-size arrays (a translation's draws need a fixed shape): ``kind``/``n``/``value`` padded to
+``MAX_TAPE`` with -1/0/0, ``count`` the number of draws (a step that draws more than
+``MAX_TAPE``, only a very long flip-until-tails, keeps the first ``MAX_TAPE``), and ``rng`` the
+generator's position before the step.
+
+``pool``: ``"all"`` (default) deals :func:`~envport.envs.tcg_pocket.deck.random_deck`'s decks of
+every supported card; ``"basic"`` deals :func:`~envport.envs.tcg_pocket.deck.random_basic_deck`'s
+decks of plain Basic Pokémon only (no Trainers, evolutions or attack effects): the subset the JAX
+engine covers; ``"plain"`` (:func:`~envport.envs.tcg_pocket.deck.random_plain_deck`) adds the
+evolutions of the same kind (plain attacks, no Ability). ``legal_action(state, rng)`` and
+``scripted_action(rng)`` serve the verifier.
 """
 
 from __future__ import annotations
@@ -21,26 +32,40 @@ from envport.core.seeds import derive_seed
 from envport.envs.tcg_pocket import encode
 from envport.envs.tcg_pocket.actions import N_ACTIONS
 from envport.envs.tcg_pocket.config import RulesConfig
-from envport.envs.tcg_pocket.deck import Deck, random_deck
+from envport.envs.tcg_pocket.deck import (
+    POOLS,
+    Deck,
+    random_basic_deck,
+    random_deck,
+    random_plain_deck,
+)
 from envport.envs.tcg_pocket.game import TcgPocketGame
 from envport.envs.tcg_pocket.rng import Rng
 
 DRAW_KINDS = ("coin", "shuffle", "pick", "energy")
+MAX_TAPE = 64
 
 
 class TcgPocketReference:
     def __init__(self, config: dict[str, Any] | None = None,
-                 decks: tuple[Deck, Deck] | None = None):
+                 decks: tuple[Deck, Deck] | None = None, pool: str = "all"):
+        if pool not in POOLS:
+            raise ValueError(f"pool {pool!r}: one of {', '.join(POOLS)}")
         self.config = RulesConfig.from_json(config or {})
         self.decks = decks
+        self.pool = pool
         self.game = TcgPocketGame(self.config)
         self._tape_start = 0
+        self._rng_before = np.zeros(2, np.uint32)
 
     def reset(self, seed: int) -> np.ndarray:
-        decks = self.decks or (random_deck(np.random.default_rng(derive_seed(seed, 0))),
-                               random_deck(np.random.default_rng(derive_seed(seed, 1))))
+        deal = {"all": random_deck, "basic": random_basic_deck,
+                "plain": random_plain_deck}[self.pool]
+        decks = self.decks or (deal(np.random.default_rng(derive_seed(seed, 0))),
+                               deal(np.random.default_rng(derive_seed(seed, 1))))
         self.game.reset(seed, decks, rng=Rng(derive_seed(seed, 2)))
         self._tape_start = 0
+        self._rng_before = self.game.rng.state_array()
         return self._observe()
 
     def _observe(self) -> np.ndarray:
@@ -58,6 +83,7 @@ class TcgPocketReference:
         if player is None:
             raise ValueError("the game is over: reset it")
         self._tape_start = len(self.game.rng.tape)
+        self._rng_before = self.game.rng.state_array()
         result = self.game.step(player, int(action))
         info = {"to_act": self.game.to_act(), "acted": player, "action_mask": self.action_mask(),
                 **result.info}
@@ -65,14 +91,41 @@ class TcgPocketReference:
 
     def get_state(self) -> dict[str, np.ndarray]:
         assert self.game.state is not None
-        return encode.get_state(self.game.state)
+        return {**encode.get_state(self.game.state), "rng": self.game.rng.state_array()}
 
     def set_state(self, state: Mapping[str, np.ndarray]) -> None:
+        if "rng" in state:  # the state's own generator position: its future draws
+            self.game.rng = Rng.at(np.asarray(state["rng"]))
         self.game.state = encode.set_state(dict(state), self.config, self.game.rng)
         self._tape_start = len(self.game.rng.tape)
+        self._rng_before = self.game.rng.state_array()
 
     def tape(self) -> dict[str, np.ndarray]:
         draws = self.game.rng.tape[self._tape_start:]
-        return {"kind": np.asarray([DRAW_KINDS.index(d.kind) for d in draws], np.int8),
-                "n": np.asarray([d.n for d in draws], np.int32),
-                "value": np.asarray([d.value for d in draws], np.int32)}
+        kept = draws[:MAX_TAPE]
+        out: dict[str, np.ndarray] = {"kind": np.full(MAX_TAPE, -1, np.int8),
+                                      "n": np.zeros(MAX_TAPE, np.int32),
+                                      "value": np.zeros(MAX_TAPE, np.int32)}
+        out["kind"][:len(kept)] = [DRAW_KINDS.index(d.kind) for d in kept]
+        out["n"][:len(kept)] = [d.n for d in kept]
+        out["value"][:len(kept)] = [d.value for d in kept]
+        return {**out, "count": np.asarray(len(draws), np.int32), "rng": self._rng_before}
+
+    def legal_action(self, state: Mapping[str, np.ndarray], rng: np.random.Generator) -> int:
+        """A uniformly random legal action of whoever must act in ``state`` (this reference is
+        moved to ``state``: use one that nothing else steps)."""
+        self.set_state(state)
+        legal = np.flatnonzero(self.action_mask())
+        if len(legal) == 0:
+            raise ValueError("the game in this state is over: no legal action")
+        return int(rng.choice(legal))
+
+    def scripted_action(self, rng: np.random.Generator) -> int:
+        """The greedy heuristic player's action (``agents.heuristic_action``) in the current
+        state, for whoever must act."""
+        from envport.envs.tcg_pocket.agents import heuristic_action
+
+        p = self.game.to_act()
+        if p is None:
+            raise ValueError("the game is over: no action")
+        return heuristic_action(self.game, p, rng)

@@ -3,7 +3,16 @@
 Every coin flip, shuffle, random pick and Energy roll goes through :class:`Rng.randint`, and each
 draw is appended to ``tape`` as ``Draw(kind, n, value)``: a translation's draws can be compared
 with the reference's draw by draw, and a recorded tape can be injected back
-(:class:`ReplayRng`). Derived draws are built from ``randint`` only, in a documented way:
+(:class:`ReplayRng`).
+
+The generator is counter-based on 32-bit words so that a JAX engine can carry it in its state
+and reproduce it exactly (uint32 arithmetic wraps the same way): the game's position is
+``(key, counter)`` (``state_array``), draw ``c`` is the word ``mix32(key ^ mix32(c))`` and
+``randint(n)`` is ``word % n`` (a bias below ``n / 2**32``, at most 5e-9 for the ranges a game
+uses). ``mix32`` is the "lowbias32" integer finaliser. A state taken with ``state_array`` and
+restored with ``Rng.at`` continues with the same draws.
+
+Derived draws are built from ``randint`` only, in a documented way:
 
 - ``coin()``: ``randint(2) == 1`` is heads;
 - ``shuffle(xs)``: Fisher-Yates from the end, ``j = randint(i + 1)`` for ``i = len-1 .. 1``;
@@ -27,15 +36,47 @@ class Draw:
     value: int
 
 
+M32 = 0xFFFFFFFF
+
+
+def mix32(x: int) -> int:
+    """The "lowbias32" finaliser: a bijection of 32-bit words with good avalanche."""
+    x &= M32
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & M32
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & M32
+    x ^= x >> 16
+    return x
+
+
+def word(key: int, counter: int) -> int:
+    """The generator's draw number ``counter`` under ``key``."""
+    return mix32((key & M32) ^ mix32(counter))
+
+
 class Rng:
-    """Uniform integers from NumPy's PCG64, recorded on ``tape``."""
+    """Uniform integers from a counter-based 32-bit generator, recorded on ``tape``."""
 
     def __init__(self, seed: int):
-        self._gen = np.random.Generator(np.random.PCG64(seed))
+        self.key = mix32((seed & M32) ^ mix32((seed >> 32) & M32))
+        self.counter = 0
         self.tape: list[Draw] = []
 
+    @classmethod
+    def at(cls, position: np.ndarray) -> Rng:
+        """The generator at ``state_array()``'s position (an empty tape)."""
+        rng = cls(0)
+        rng.key, rng.counter = int(position[0]), int(position[1])
+        return rng
+
+    def state_array(self) -> np.ndarray:
+        return np.asarray([self.key, self.counter], np.uint32)
+
     def _next(self, kind: str, n: int) -> int:
-        return int(self._gen.integers(n))
+        w = word(self.key, self.counter)
+        self.counter = (self.counter + 1) & M32
+        return w % n
 
     def randint(self, n: int, kind: str = "pick") -> int:
         if n < 1:
@@ -67,6 +108,7 @@ class ReplayRng(Rng):
         self._script = [d if isinstance(d, Draw) else Draw(*d) for d in tape]
         self._pos = 0
         self.tape = []
+        self.key = self.counter = 0  # a replay has no generator position of its own
 
     def _next(self, kind: str, n: int) -> int:
         if self._pos >= len(self._script):

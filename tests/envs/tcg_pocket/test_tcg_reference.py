@@ -4,10 +4,12 @@ observations that hide the opponent's hand and both decks."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from envport.core.reference import Reference
 from envport.envs.tcg_pocket.encode import get_state, observation_arrays
-from envport.envs.tcg_pocket.reference import TcgPocketReference
+from envport.envs.tcg_pocket.reference import MAX_TAPE, TcgPocketReference
+from envport.envs.tcg_pocket.rng import Rng, mix32
 
 
 def test_protocol_and_a_whole_game() -> None:
@@ -22,8 +24,10 @@ def test_protocol_and_a_whole_game() -> None:
         obs, reward, done, truncated, info = ref.step(int(rng.choice(legal)))
         assert obs.shape == size and not truncated
         tape = ref.tape()
-        assert tape["kind"].shape == tape["n"].shape == tape["value"].shape
-        assert np.all((tape["value"] >= 0) & (tape["value"] < tape["n"]))
+        assert tape["kind"].shape == tape["n"].shape == tape["value"].shape == (MAX_TAPE,)
+        used = slice(0, min(int(tape["count"]), MAX_TAPE))
+        assert np.all((tape["value"][used] >= 0) & (tape["value"][used] < tape["n"][used]))
+        assert np.all(tape["kind"][used] >= 0) and np.all(tape["kind"][used.stop:] == -1)
         steps += 1
     assert reward in (-1.0, 0.0, 1.0) and info["to_act"] is None and steps > 20
 
@@ -64,3 +68,73 @@ def test_observation_hides_the_opponents_hand_and_the_decks() -> None:
     changed["deck"][0] = np.roll(changed["deck"][0], 3)  # one's own deck order: hidden too
     same = observation_arrays(changed, 0)
     assert all(np.array_equal(obs0[k], same[k]) for k in obs0)
+
+
+def test_state_carries_the_generator_so_set_state_replays_the_draws() -> None:
+    a, b = TcgPocketReference(pool="basic"), TcgPocketReference(pool="basic")
+    a.reset(11)
+    b.reset(12)
+    rng = np.random.default_rng(2)
+    for _ in range(25):
+        a.step(int(rng.choice(np.flatnonzero(a.action_mask()))))
+    start = a.get_state()
+    b.set_state(start)  # no generator copied by hand: the state's `rng` field is enough
+    for _ in range(60):
+        if a.game.done:
+            break
+        action = int(rng.choice(np.flatnonzero(a.action_mask())))
+        a.step(action)
+        b.step(action)
+        assert all(np.array_equal(a.tape()[k], b.tape()[k]) for k in a.tape())
+    assert all(np.array_equal(a.get_state()[k], b.get_state()[k]) for k in start)
+
+
+def test_basic_pool_decks_hold_plain_basics_only() -> None:
+    from envport.envs.tcg_pocket.cards import load_table
+
+    table = load_table()
+    ref = TcgPocketReference(pool="basic")
+    for seed in range(5):
+        ref.reset(seed)
+        for pl in ref.game.state.players:  # type: ignore[union-attr]
+            for name in pl.deck + pl.hand:
+                c = table[name]
+                assert c.is_basic and all(x.effect is None for x in c.attacks)
+    with pytest.raises(ValueError, match="pool"):
+        TcgPocketReference(pool="nope")
+
+
+def test_generator_words_are_the_documented_hash() -> None:
+    # mix32 written out independently (lowbias32): x ^= x >> 16; x *= 0x7feb352d; ...
+    def lowbias32(x: int) -> int:
+        x ^= x >> 16
+        x = (x * 0x7FEB352D) % 2**32
+        x ^= x >> 15
+        x = (x * 0x846CA68B) % 2**32
+        return x ^ (x >> 16)
+
+    assert mix32(0) == 0 and mix32(1) == lowbias32(1) and mix32(2**32 - 1) == lowbias32(
+        2**32 - 1)
+    r = Rng.at(np.asarray([12345, 7], np.uint32))
+    assert r.randint(6) == lowbias32(12345 ^ lowbias32(7)) % 6
+    assert list(r.state_array()) == [12345, 8]
+
+
+def test_plain_pool_decks_hold_plain_lines_with_evolutions() -> None:
+    from envport.envs.tcg_pocket.cards import load_table
+    from envport.envs.tcg_pocket.deck import plain_pokemon
+
+    table = load_table()
+    plain = set(plain_pokemon(table))
+    ref = TcgPocketReference(pool="plain")
+    evolutions = 0
+    for seed in range(6):
+        ref.reset(seed)
+        for pl in ref.game.state.players:  # type: ignore[union-attr]
+            cards = pl.deck + pl.hand
+            assert len(cards) == 20 and set(cards) <= plain
+            for name in cards:  # every evolution's line is in the deck
+                c = table[name]
+                evolutions += c.stage > 0
+                assert c.evolves_from is None or c.evolves_from in cards
+    assert evolutions > 0

@@ -1,0 +1,61 @@
+"""The reference's generator (``rng.py``) in uint32 arithmetic: a counter-based hash, so a
+state carries its generator as ``(key, counter)`` and JAX reproduces every draw exactly.
+
+``randint(rng, n)`` returns ``(value, rng')``; ``shuffle`` is Fisher-Yates from the end over
+the first ``length`` entries of an array, the reference's ``j = randint(i + 1)`` for
+``i = length-1 .. 1``."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+U32 = jnp.uint32
+
+
+def mix32(x: jax.Array) -> jax.Array:
+    x = jnp.asarray(x, U32)
+    x = x ^ (x >> 16)
+    x = x * U32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * U32(0x846CA68B)
+    return x ^ (x >> 16)
+
+
+def word(key: jax.Array, counter: jax.Array) -> jax.Array:
+    return mix32(jnp.asarray(key, U32) ^ mix32(counter))
+
+
+def randint(rng: jax.Array, n: jax.Array | int) -> tuple[jax.Array, jax.Array]:
+    """Uniform on 0..n-1 (``n >= 1``) from ``rng`` = uint32[2] (key, counter)."""
+    w = word(rng[0], rng[1])
+    value = (w % jnp.maximum(jnp.asarray(n, U32), U32(1))).astype(jnp.int32)
+    return value, rng.at[1].add(U32(1))
+
+
+def coin(rng: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Heads (True) is ``randint(2) == 1``."""
+    v, rng = randint(rng, 2)
+    return v == 1, rng
+
+
+def shuffle(rng: jax.Array, items: jax.Array, length: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Fisher-Yates of ``items[:length]`` (the rest untouched), as the reference draws it."""
+    size = items.shape[0]
+
+    def body(k: jax.Array, carry: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        xs, r = carry
+        i = size - 1 - k  # i runs size-1 .. 1; only i < length draws and swaps
+        active = i < length
+        j, r2 = randint(r, i + 1)
+        xi, xj = xs[i], xs[j]
+        swapped = xs.at[i].set(xj).at[j].set(xi)
+        return jnp.where(active, swapped, xs), jnp.where(active, r2, r)
+
+    out, rng = jax.lax.fori_loop(0, size - 1, body, (items, rng))
+    return out, rng
+
+
+def seed_key(seed: jax.Array) -> jax.Array:
+    """The reference's ``Rng(seed)`` key for a seed below 2**32."""
+    return mix32(jnp.asarray(seed, U32) ^ mix32(U32(0)))

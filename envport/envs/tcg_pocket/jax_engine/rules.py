@@ -1,0 +1,496 @@
+"""The rules (reference ``rules.py``) in JAX, for the cards of the ``plain`` pool: Pokémon of
+any stage with no Ability and attacks of printed damage only, no Trainers.
+
+Covered, with the reference's order of draws: the opening hands (``basic_first``), the
+first-player coin, setup placements, the Energy Zone (rolls, rotation, the first turn's none),
+draw with the hand limit and an empty deck, attach, Basics to the Bench, retreat (cost, the
+Energy choice as ``retreat_energy`` decisions, answered at once when only one type is left),
+attacks (cost, +20 Weakness on damage > 0, Giovanni's +10), Knock Outs (points, 2 for an
+``ex``), the game's end (3 points, no Pokémon in play, both at once: a draw; the turn limit),
+promotions (``promotion_order``, a single Benched Pokémon promoted without asking) and
+evolution (onto ``evolves_from`` one stage lower, not on a player's first turn, not on a
+Pokémon that entered play or evolved this turn; damage and Energy stay).
+Not covered (masked as illegal, so never reached from a legal play): Trainers, fossils,
+attack effects, Special Conditions and the Checkup's coins.
+
+Every function maps a ``State`` to a ``State``; branches are taken with ``select`` on whole
+states so that everything traces under ``jit`` and ``vmap``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from envport.envs.tcg_pocket.jax_engine import actions as A
+from envport.envs.tcg_pocket.jax_engine import cards as C
+from envport.envs.tcg_pocket.jax_engine import rng as R
+from envport.envs.tcg_pocket.jax_engine.config import Params
+from envport.envs.tcg_pocket.jax_engine.state import (
+    D_PROMOTE,
+    D_RETREAT_ENERGY,
+    D_SETUP,
+    DRAW,
+    FIELDS,
+    MAX_PENDING,
+    R_BOTH,
+    R_NO_POKEMON,
+    R_POINTS,
+    R_TURN_LIMIT,
+    S_CHECKUP,
+    S_MAIN,
+    S_NEXT_TURN,
+    S_OVER,
+    S_SETUP,
+    SLOTS,
+    ZONE,
+    State,
+)
+
+OPENING_HAND = 5
+POINTS_TO_WIN = 3
+BOARD = ("stack", "energy", "damage", "entered_turn", "evolved_turn", "conditions",
+         "effect_until", "effect_amount")
+PENDING = ("pending_kind", "pending_player", "pending_left", "pending_energy", "pending_bench",
+           "pending_amount", "pending_options", "pending_has_options")
+
+IS_BASIC = jnp.asarray(C.IS_BASIC)
+IS_POKEMON = jnp.asarray(C.IS_POKEMON)
+STAGE = jnp.asarray(C.STAGE, jnp.int32)
+EVOLVES_FROM = jnp.asarray(C.EVOLVES_FROM, jnp.int32)
+IS_FOSSIL = jnp.asarray(C.KIND == C.KIND_NAMES.index("fossil"))  # noqa: SIM300
+HP = jnp.asarray(C.HP, jnp.int32)
+RETREAT = jnp.asarray(C.RETREAT, jnp.int32)
+EX = jnp.asarray(C.EX)
+TYPE = jnp.asarray(C.TYPE, jnp.int32)
+WEAKNESS = jnp.asarray(C.WEAKNESS, jnp.int32)
+N_ATK = jnp.asarray(C.N_ATK, jnp.int32)
+ATK_TYPED = jnp.asarray(C.ATK_TYPED, jnp.int32)
+ATK_COLORLESS = jnp.asarray(C.ATK_COLORLESS, jnp.int32)
+ATK_DAMAGE = jnp.asarray(C.ATK_DAMAGE, jnp.int32)
+
+
+def select(c: Any, a: State, b: State) -> State:
+    """``a`` where ``c`` else ``b``, field by field."""
+    return jax.tree_util.tree_map(lambda x, y: jnp.where(c, x, y), a, b)
+
+
+def i32(x: Any) -> jax.Array:
+    return jnp.asarray(x, jnp.int32)
+
+
+# ---------------------------------------------------------------- zones (card ids, then 0)
+def zcount(row: jax.Array) -> jax.Array:
+    return jnp.sum(row != 0).astype(jnp.int32)
+
+
+def zpop(row: jax.Array, i: jax.Array | int) -> tuple[jax.Array, jax.Array]:
+    """The card at ``i`` and the row without it (the rest shifts left)."""
+    idx = jnp.arange(row.shape[0])
+    shifted = jnp.concatenate([row[1:], jnp.zeros(1, row.dtype)])
+    return row[i], jnp.where(idx >= i, shifted, row)
+
+
+def zpush(row: jax.Array, card: jax.Array) -> jax.Array:
+    n = zcount(row)
+    return jnp.where(jnp.arange(row.shape[0]) == n, card.astype(row.dtype), row)
+
+
+# ---------------------------------------------------------------- board helpers
+def card_at(s: State, p: Any, slot: Any) -> jax.Array:
+    """The card that counts at (p, slot): the top of its stack (0: empty)."""
+    stack = s.stack[p, slot]
+    n = jnp.sum(stack != 0)
+    return i32(stack[jnp.maximum(n - 1, 0)])
+
+
+def occupied(s: State, p: Any) -> jax.Array:
+    return s.stack[p, :, 0] != 0
+
+
+def clear_slot(s: State, p: Any, slot: Any) -> State:
+    out = {}
+    for k in BOARD:
+        blank = jnp.full(FIELDS[k][0][2:], FIELDS[k][2], FIELDS[k][1])
+        out[k] = getattr(s, k).at[p, slot].set(blank)
+    return s.replace(**out)
+
+
+def move_slot(s: State, p: Any, src: Any, dst: Any) -> State:
+    """The Pokémon at ``src`` moves to ``dst`` (overwriting it); ``src`` is emptied."""
+    out = {k: getattr(s, k).at[p, dst].set(getattr(s, k)[p, src]) for k in BOARD}
+    return clear_slot(s.replace(**out), p, src)
+
+
+def switch_active(s: State, p: Any, slot: Any) -> State:
+    """The Active goes to Bench ``slot``, the Pokémon there becomes Active; the outgoing one
+    loses its conditions and attack effects."""
+    s = s.replace(conditions=s.conditions.at[p, 0].set(False),
+                  effect_until=s.effect_until.at[p, 0].set(-1),
+                  effect_amount=s.effect_amount.at[p, 0].set(0))
+    out = {}
+    for k in BOARD:
+        x = getattr(s, k)
+        a, b = x[p, 0], x[p, slot]
+        out[k] = x.at[p, 0].set(b).at[p, slot].set(a)
+    return s.replace(**out)
+
+
+def put_in_play(s: State, p: Any, card: jax.Array, turn: Any) -> State:
+    occ = occupied(s, p)
+    bench_free = jnp.argmax(~occ[1:]) + 1
+    slot = jnp.where(occ[0], bench_free, 0)
+    s = clear_slot(s, p, slot)
+    return s.replace(stack=s.stack.at[p, slot, 0].set(card.astype(jnp.int16)),
+                     entered_turn=s.entered_turn.at[p, slot].set(turn),
+                     evolved_turn=s.evolved_turn.at[p, slot].set(-1))  # in play: never evolved
+
+
+# ---------------------------------------------------------------- the decision queue
+def queue_push(s: State, kind: Any, player: Any, left: Any = -1, bench: Any = -1) -> State:
+    n = jnp.sum(s.pending_kind >= 0)
+    at = jnp.arange(MAX_PENDING) == n
+    return s.replace(pending_kind=jnp.where(at, kind, s.pending_kind),
+                     pending_player=jnp.where(at, player, s.pending_player),
+                     pending_left=jnp.where(at, left, s.pending_left),
+                     pending_bench=jnp.where(at, bench, s.pending_bench))
+
+
+def queue_pop(s: State) -> State:
+    out = {}
+    for k in PENDING:
+        x = getattr(s, k)
+        _, dtype, fill = FIELDS[k]
+        tail = jnp.full((1, *x.shape[1:]), fill, dtype)
+        out[k] = jnp.concatenate([x[1:], tail])
+    return s.replace(**out)
+
+
+def queue_clear(s: State) -> State:
+    return s.replace(**{k: jnp.full(FIELDS[k][0], FIELDS[k][2], FIELDS[k][1])
+                        for k in PENDING})
+
+
+def has_pending(s: State) -> jax.Array:
+    return s.pending_kind[0] >= 0
+
+
+def to_act(s: State) -> jax.Array:
+    """Whose decision the game waits for (-1 once it is over)."""
+    who = jnp.where(has_pending(s), i32(s.pending_player[0]), i32(s.current))
+    return jnp.where(s.stage == S_OVER, -1, who)
+
+
+# ---------------------------------------------------------------- setup (3)
+def deal_opening_hand(s: State, p: int) -> State:
+    """``basic_first``: a random Basic (a pick over the deck's Basics in deck order), then the
+    rest shuffled, then 4 more from the top."""
+    deck = s.deck[p]
+    is_b = IS_BASIC[i32(deck)] & (deck != 0)
+    k, rng = R.randint(s.rng, jnp.sum(is_b))
+    pos = jnp.argmax(jnp.cumsum(is_b) == k + 1)
+    first, deck = zpop(deck, pos)
+    deck, rng = R.shuffle(rng, deck, zcount(deck))
+    hand = jnp.zeros(ZONE, jnp.int16).at[0].set(first).at[1:OPENING_HAND].set(
+        deck[:OPENING_HAND - 1])
+    deck = jnp.concatenate([deck[OPENING_HAND - 1:], jnp.zeros(OPENING_HAND - 1, jnp.int16)])
+    return s.replace(deck=s.deck.at[p].set(deck), hand=s.hand.at[p].set(hand), rng=rng)
+
+
+def new_game(s: State, params: Params) -> State:
+    """From a state holding both decks (in order) and Energy types: both opening hands, the
+    first-player coin (heads: player 0), then both setup decisions."""
+    s = deal_opening_hand(s, 0)
+    s = deal_opening_hand(s, 1)
+    heads, rng = R.coin(s.rng)
+    s = select(params.first_player_coin, s.replace(first=jnp.where(heads, 0, 1), rng=rng), s)
+    s = s.replace(current=s.first, stage=S_SETUP)
+    s = queue_push(s, D_SETUP, 0)
+    return queue_push(s, D_SETUP, 1)
+
+
+def roll_energy(s: State, p: Any) -> tuple[jax.Array, jax.Array]:
+    types = s.energy_types[p]
+    i, rng = R.randint(s.rng, jnp.sum(types >= 0))
+    return types[i], rng
+
+
+def finish_setup(s: State, params: Params) -> State:
+    for p in (0, 1):
+        e, rng = roll_energy(s, p)
+        s = s.replace(energy_next=s.energy_next.at[p].set(e), rng=rng)
+    return s.replace(stage=S_NEXT_TURN, current=1 - i32(s.first))  # `apply` advances
+
+
+# ---------------------------------------------------------------- turns (4)
+def draw(s: State, p: Any, params: Params) -> State:
+    deck, hand = s.deck[p], s.hand[p]
+    ok = (zcount(deck) > 0) & (zcount(hand) < params.hand_limit)
+    card, rest = zpop(deck, 0)
+    return select(ok, s.replace(deck=s.deck.at[p].set(rest),
+                                hand=s.hand.at[p].set(zpush(hand, card))), s)
+
+
+def start_turn(s: State, params: Params) -> State:
+    turn = i32(s.turn) + 1
+    p = 1 - i32(s.current)
+    s = s.replace(turn=turn, current=p, revealed_hand=jnp.zeros_like(s.revealed_hand),
+                  revealed_hand_shown=jnp.zeros_like(s.revealed_hand_shown),
+                  revealed_top=jnp.zeros_like(s.revealed_top),
+                  revealed_top_shown=jnp.zeros_like(s.revealed_top_shown))
+    s = s.replace(**{k: getattr(s, k).at[p].set(False) for k in (
+        "attached_energy", "played_supporter", "retreated", "giovanni", "blaine")},
+        x_speed=s.x_speed.at[p].set(0))
+    s = draw(s, p, params)
+    e, rng = roll_energy(s, p)
+    later = s.replace(energy_current=s.energy_current.at[p].set(s.energy_next[p]),
+                      energy_next=s.energy_next.at[p].set(e), rng=rng)
+    first = s.replace(energy_current=s.energy_current.at[p].set(-1))
+    return select(turn == 1, first, later).replace(stage=S_MAIN)
+
+
+def end_turn(s: State) -> State:
+    return s.replace(energy_current=s.energy_current.at[s.current].set(-1), stage=S_CHECKUP)
+
+
+def finish(s: State, winner: Any, reason: Any) -> State:
+    return queue_clear(s.replace(winner=winner, end_reason=reason, stage=S_OVER))
+
+
+def advance(s: State, params: Params) -> State:
+    """Knock Outs and the Checkup, then the next turn (or the turn limit), until someone must
+    decide. The one place Knock Outs are processed: an attack ends the turn (stage checkup)
+    and its Knock Outs come here. The reference processes them right after the attack and
+    again after the Checkup; the Checkup does nothing to this engine's cards, so doing it
+    once gives the same states: a promotion to decide leaves the stage at checkup, as the
+    reference leaves it after an attack."""
+    idle = (s.stage != S_OVER) & ~has_pending(s)
+    knocked = process_knockouts(s, params)
+    waits = (knocked.stage == S_OVER) | has_pending(knocked)
+    checked = select(waits, knocked, knocked.replace(stage=S_NEXT_TURN))
+    s = select(idle & (s.stage == S_CHECKUP), checked, s)
+    idle = (s.stage != S_OVER) & ~has_pending(s)
+    limit = finish(s, DRAW, R_TURN_LIMIT)
+    nxt = select(i32(s.turn) >= params.turn_limit, limit, start_turn(s, params))
+    return select(idle & (s.stage == S_NEXT_TURN), nxt, s)
+
+
+# ---------------------------------------------------------------- Knock Outs (9.2)
+def process_knockouts(s: State, params: Params) -> State:
+    for owner in (0, 1):
+        for slot in range(SLOTS):
+            c = card_at(s, owner, slot)
+            out = (c != 0) & (i32(s.damage[owner, slot]) >= HP[c])
+            points = s.points.at[1 - owner].add(jnp.where(EX[c], 2, 1).astype(jnp.int8))
+            discard = s.discard[owner]
+            for j in range(3):
+                x = s.stack[owner, slot, j]
+                discard = jnp.where(x != 0, zpush(discard, x), discard)
+            ko = clear_slot(s.replace(points=points, discard=s.discard.at[owner].set(discard)),
+                            owner, slot)
+            s = select(out, ko, s)
+    s = check_game_over(s)
+    later = s
+    first, second = 1 - i32(s.current), i32(s.current)
+    first, second = (jnp.where(params.promotion_current_first, second, first),
+                     jnp.where(params.promotion_current_first, first, second))
+    for who in (first, second):
+        later = ask_promote(later, who)
+    return select(s.stage == S_OVER, s, later)
+
+
+def check_game_over(s: State) -> State:
+    in_play = jnp.stack([jnp.any(occupied(s, 0)), jnp.any(occupied(s, 1))])
+    by_points = s.points >= POINTS_TO_WIN
+    wins = by_points | ~in_play[::-1]
+    w = jnp.argmax(wins)
+    one = finish(s, w, jnp.where(by_points[w], R_POINTS, R_NO_POKEMON))
+    both = finish(s, DRAW, R_BOTH)
+    return select(jnp.all(wins), both, select(jnp.any(wins), one, s))
+
+
+def ask_promote(s: State, who: Any) -> State:
+    occ = occupied(s, who)
+    benched = jnp.sum(occ[1:])
+    need = ~occ[0] & (benched > 0)
+    only = jnp.argmax(occ[1:]) + 1
+    auto = move_slot(s, who, only, 0)
+    asked = queue_push(s, D_PROMOTE, who)
+    return select(need & (benched == 1), auto, select(need, asked, s))
+
+
+# ---------------------------------------------------------------- retreat (6)
+def retreat_cost(s: State, p: Any) -> jax.Array:
+    return jnp.maximum(0, RETREAT[card_at(s, p, 0)] - i32(s.x_speed[p]))
+
+
+def resolve_retreat(s: State, p: Any, bench: Any, left: Any) -> State:
+    """Discard ``left`` more Energy from the Active: at once while one type is left, then a
+    ``retreat_energy`` decision for the player; with none left, the switch."""
+    for _ in range(4):  # a retreat costs at most 4
+        e = s.energy[p, 0]
+        single = (jnp.sum(e > 0) == 1) & (left > 0)
+        t = jnp.argmax(e > 0)
+        s = select(single, s.replace(energy=s.energy.at[p, 0, t].add(-1)), s)
+        left = jnp.where(single, left - 1, left)
+    done = switch_active(s, p, bench)
+    asked = queue_push(s, D_RETREAT_ENERGY, p, left=left, bench=bench)
+    return select(left > 0, asked, done)
+
+
+def retreat(s: State, bench: Any) -> State:
+    p = i32(s.current)
+    s = s.replace(retreated=s.retreated.at[p].set(True))
+    cost = retreat_cost(s, p)
+    total = jnp.sum(i32(s.energy[p, 0]))
+    free = switch_active(s, p, bench)
+    everything = switch_active(s.replace(energy=s.energy.at[p, 0].set(0)), p, bench)
+    return select(cost == 0, free, select(total == cost, everything,
+                                          resolve_retreat(s, p, bench, cost)))
+
+
+# ---------------------------------------------------------------- attacks (7)
+def cost_paid(energy: jax.Array, typed: jax.Array, colorless: jax.Array) -> jax.Array:
+    energy = i32(energy)
+    return jnp.all(energy >= typed) & (jnp.sum(energy - typed) >= colorless)
+
+
+def use_attack(s: State, i: Any) -> State:
+    p = i32(s.current)
+    attacker = card_at(s, p, 0)
+    s = end_turn(s)
+    base = ATK_DAMAGE[attacker, i]
+    defender = card_at(s, 1 - p, 0)
+    damage = base + jnp.where((base > 0) & s.giovanni[p], 10, 0)
+    weak = (WEAKNESS[defender] >= 0) & (WEAKNESS[defender] == TYPE[attacker])
+    damage = damage + jnp.where(weak & (damage > 0), 20, 0)
+    return s.replace(damage=s.damage.at[1 - p, 0].add(  # Knock Outs: in `advance`
+        jnp.where(defender != 0, damage, 0).astype(jnp.int16)))
+
+
+# ---------------------------------------------------------------- legality
+def legal_mask(s: State) -> jax.Array:
+    """bool[106]: what the player to act may do (all False once the game is over)."""
+    p = jnp.clip(to_act(s), 0, 1)
+    d = i32(s.pending_kind[0])
+    hand = s.hand[p]
+    n_hand = zcount(hand)
+    occ = occupied(s, p)
+    bench_room = jnp.any(~occ[1:])
+    hand_cards = i32(hand)
+    h_ok = jnp.arange(A.MAX_HAND) < n_hand
+    basic_in_hand = h_ok & (IS_BASIC[hand_cards] | IS_FOSSIL[hand_cards])
+    mask = jnp.zeros(A.N_ACTIONS, bool)
+    # setup: Basics (target 0) while there is room, END once there is an Active
+    setup = mask.at[A.END].set(occ[0])
+    play_t0 = jnp.zeros((A.MAX_HAND, SLOTS), bool).at[:, 0].set(
+        h_ok & IS_BASIC[hand_cards] & (~occ[0] | bench_room))
+    setup = setup.at[A.PLAY:A.CHOOSE].set(play_t0.ravel())
+    # decisions: promote/new_active -> a Benched slot; retreat_energy -> an attached type
+    choose = jnp.zeros(A.N_ACTIONS, bool).at[A.CHOOSE + 1:A.CHOOSE + SLOTS].set(occ[1:])
+    options = jnp.where(s.pending_has_options[0], s.pending_options[0], False)
+    choose = jnp.where(s.pending_has_options[0],
+                       jnp.zeros(A.N_ACTIONS, bool).at[A.CHOOSE:A.ENERGY].set(options), choose)
+    energy = jnp.zeros(A.N_ACTIONS, bool).at[A.ENERGY:].set(s.energy[p, 0] > 0)
+    decision = jnp.where(d == D_RETREAT_ENERGY, energy, choose)
+    # main phase
+    active = card_at(s, p, 0)
+    cond = s.conditions[p, 0]
+    blocked = cond[2] | cond[3]  # asleep, paralyzed
+    turn = i32(s.turn)
+    no_attack = i32(s.effect_until[p, 0, 0]) >= turn
+    no_retreat = i32(s.effect_until[p, 0, 1]) >= turn
+    main = jnp.zeros(A.N_ACTIONS, bool).at[A.END].set(True)
+    for i in range(2):
+        ok = (active != 0) & (i < N_ATK[active]) & ~blocked & ~no_attack & cost_paid(
+            s.energy[p, 0], ATK_TYPED[active, i], ATK_COLORLESS[active, i])
+        main = main.at[A.ATTACK + i].set(ok)
+    can_retreat = (~s.retreated[p] & (active != 0) & ~IS_FOSSIL[active] & ~blocked & ~no_retreat
+                   & (jnp.sum(i32(s.energy[p, 0])) >= retreat_cost(s, p)))
+    main = main.at[A.RETREAT:A.ATTACH].set(can_retreat & occ[1:])
+    main = main.at[A.ATTACH:A.DISCARD].set((s.energy_current[p] >= 0) & occ)
+    play = jnp.zeros((A.MAX_HAND, SLOTS), bool).at[:, 0].set(basic_in_hand & bench_room)
+    play = play | evolve_mask(s, p, hand_cards, h_ok)
+    main = main.at[A.PLAY:A.CHOOSE].set(play.ravel())
+    out = jnp.where(has_pending(s), jnp.where(d == D_SETUP, setup, decision), main)
+    return out & (s.stage != S_OVER)
+
+
+def evolve_mask(s: State, p: jax.Array, hand_cards: jax.Array, h_ok: jax.Array) -> jax.Array:
+    """bool[hand, slot]: 5, the evolution card at h onto slot t: the target is the card it
+    evolves from, one stage lower; not on the player's first turn (turns 1 and 2); not on a
+    Pokémon that entered play or evolved this turn."""
+    turn = i32(s.turn)
+    tops = jnp.stack([card_at(s, p, t) for t in range(SLOTS)])
+    fresh = (i32(s.entered_turn[p]) == turn) | (i32(s.evolved_turn[p]) == turn)
+    target_ok = (tops != 0) & ~fresh & (turn > 2)
+    evo = h_ok & IS_POKEMON[hand_cards] & (STAGE[hand_cards] > 0)
+    match = (EVOLVES_FROM[hand_cards][:, None] == tops[None, :]) & (
+        STAGE[tops][None, :] == STAGE[hand_cards][:, None] - 1)
+    return evo[:, None] & match & target_ok[None, :]
+
+
+def evolve(s: State, p: jax.Array, card: jax.Array, t: jax.Array) -> State:
+    """The card goes on top of slot ``t``; damage and Energy stay; Special Conditions and
+    attack effects go; ``evolved_turn`` is this turn."""
+    height = jnp.sum(s.stack[p, t] != 0)
+    return s.replace(stack=s.stack.at[p, t, height].set(card.astype(jnp.int16)),
+                     conditions=s.conditions.at[p, t].set(False),
+                     effect_until=s.effect_until.at[p, t].set(-1),
+                     effect_amount=s.effect_amount.at[p, t].set(0),
+                     evolved_turn=s.evolved_turn.at[p, t].set(s.turn))
+
+
+# ---------------------------------------------------------------- applying an action
+def apply_decision(s: State, kind: jax.Array, x: jax.Array, params: Params) -> State:
+    d = i32(s.pending_kind[0])
+    p = i32(s.pending_player[0])
+    # setup: PLAY puts a Basic in play (the decision stays first); END finishes it
+    card, rest = zpop(s.hand[p], x)
+    placed = put_in_play(s.replace(hand=s.hand.at[p].set(rest)), p, card, 0)
+    ended = queue_pop(s)
+    ended = select(jnp.any(ended.pending_kind == D_SETUP), ended, finish_setup(ended, params))
+    setup = select(kind == A.K_PLAY, placed, ended)
+    # promote / retreat_energy
+    popped = queue_pop(s)
+    promoted = move_slot(popped, p, x, 0)
+    spent = popped.replace(energy=popped.energy.at[p, 0, x].add(-1))
+    retreated = resolve_retreat(spent, p, i32(s.pending_bench[0]), i32(s.pending_left[0]) - 1)
+    other = select(d == D_RETREAT_ENERGY, retreated, promoted)
+    return select(d == D_SETUP, setup, other)
+
+
+def apply_main(s: State, kind: jax.Array, x: jax.Array, y: jax.Array, params: Params
+               ) -> State:
+    p = i32(s.current)
+    ended = end_turn(s)
+    attacked = use_attack(s, jnp.clip(x, 0, 1))
+    retreated = retreat(s, jnp.clip(x, 1, 3))
+    e = jnp.clip(i32(s.energy_current[p]), 0, 7)
+    attached = s.replace(energy=s.energy.at[p, jnp.clip(x, 0, 3), e].add(1),
+                         energy_current=s.energy_current.at[p].set(-1),
+                         attached_energy=s.attached_energy.at[p].set(True))
+    card, rest = zpop(s.hand[p], jnp.clip(x, 0, A.MAX_HAND - 1))
+    without = s.replace(hand=s.hand.at[p].set(rest))
+    played = select(IS_BASIC[i32(card)], put_in_play(without, p, card, s.turn),
+                    evolve(without, p, card, jnp.clip(y, 0, SLOTS - 1)))
+    branches = [ended, attacked, retreated, attached, s, played, s, s]
+    out = branches[0]
+    for k in range(1, len(branches)):
+        out = select(kind == k, branches[k], out)
+    return out
+
+
+def apply(s: State, action: jax.Array, params: Params) -> tuple[State, jax.Array]:
+    """(the state after ``action`` of whoever must act, whether it was legal); an illegal
+    action leaves the state as it was."""
+    a = jnp.clip(i32(action), 0, A.N_ACTIONS - 1)
+    legal = legal_mask(s)[a] & (i32(action) == a)
+    kind, x, y = A.decode(a)
+    x = jnp.clip(x, 0, A.MAX_HAND - 1)
+    decided = apply_decision(s, kind, x, params)
+    played = apply_main(s, kind, x, y, params)
+    nxt = advance(select(has_pending(s), decided, played), params)
+    return select(legal, nxt, s), legal

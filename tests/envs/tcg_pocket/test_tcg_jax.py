@@ -1,0 +1,66 @@
+"""The JAX engine (``jax_engine/``, produced through the translation loop) against the reference
+on its ``plain`` pool: whole games in lockstep with the engine's own generator (masks, states,
+observations of both players, rewards, ends; random and heuristic players, evolutions
+included), and illegal actions as no-ops."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from envport.envs.tcg_pocket.encode import observation_vector
+from envport.envs.tcg_pocket.jax_engine.bridge import TcgPocketBridge
+from envport.envs.tcg_pocket.jax_engine.encode import observation_vector as jax_observation
+from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
+from envport.envs.tcg_pocket.reference import TcgPocketReference
+
+ENV = TcgPocket()
+BRIDGE = TcgPocketBridge()
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return {"step": jax.jit(ENV.step), "mask": jax.jit(ENV.action_mask),
+            "obs": jax.jit(jax_observation)}
+
+
+def test_whole_games_in_lockstep_with_the_engines_own_draws(compiled):
+    ends, evolved = set(), 0
+    for seed in range(6):
+        ref = TcgPocketReference(pool="plain")
+        ref.reset(seed)
+        s = BRIDGE.to_jax(ref.get_state())  # injected once, then the engine runs on its own
+        rng = np.random.default_rng(seed)
+        for t in range(1000):
+            mask = ref.action_mask()
+            assert np.array_equal(np.asarray(compiled["mask"](s)), mask), (seed, t)
+            for q in (0, 1):
+                want = observation_vector({k: v for k, v in ref.get_state().items()
+                                           if k != "rng"}, q)
+                assert np.array_equal(np.asarray(compiled["obs"](s, jnp.int32(q))), want)
+            action = (ref.scripted_action(rng) if seed % 2 else
+                      int(rng.choice(np.flatnonzero(mask))))
+            obs, reward, done, _, _ = ref.step(action)
+            res = compiled["step"](jax.random.key(t), s, jnp.int32(action))
+            got, want = BRIDGE.from_jax(res.state), ref.get_state()
+            assert [k for k in want if not np.array_equal(got[k], want[k])] == [], (seed, t)
+            assert np.array_equal(np.asarray(res.obs), obs)
+            assert float(res.reward) == reward and bool(res.terminated) == done
+            s = res.state
+            evolved += int((want["stack"][:, :, 1] != 0).sum())
+            if done:
+                ends.add(ref.game.state.end_reason)
+                break
+        assert done, f"seed {seed}: no end in 1000 steps"
+    assert ends and evolved > 0  # evolved Pokémon were in play in some of the games
+
+
+def test_illegal_actions_change_nothing(compiled):
+    s, obs = jax.jit(ENV.reset)(jax.random.key(0))
+    mask = np.asarray(compiled["mask"](s))
+    for bad in np.flatnonzero(~mask)[:5]:
+        res = compiled["step"](jax.random.key(1), s, jnp.int32(bad))
+        assert not bool(res.info["legal"]) and not bool(res.terminated)
+        assert float(res.reward) == 0.0 and np.array_equal(np.asarray(res.obs), np.asarray(obs))
