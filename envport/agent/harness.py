@@ -170,15 +170,16 @@ def build_spec(cfg: dict[str, Any], workspace: Path) -> Any:
     def scripted(obs: np.ndarray, rng: np.random.Generator) -> Any:
         return sampler(rng)
 
-    legal_action = None
+    legal_action = scripted_action = None
     if is_masked(probe):
-        make_reference, legal_action, scripted = masked_policies(ref_cls, kwargs)
+        legal_action, scripted_action = masked_policies(ref_cls, kwargs)
     return EnvSpec(
         name=name, summary="translation in progress", reference=cfg["reference"], make=make,
         make_reference=make_reference, make_bridge=make_bridge, status="in progress",
         verification=Verification(
             tolerance=tolerance, tolerance_note=f"{tolerance} on every field",
             scripted_policy=scripted, random_action=sampler, legal_action=legal_action,
+            scripted_action=scripted_action,
             state_bins=_generic_bins, max_rollout_steps=int(cfg.get("max_rollout_steps", 1000))))
 
 
@@ -189,22 +190,18 @@ def is_masked(ref: Any) -> bool:
 
 
 def masked_policies(ref_cls: type, kwargs: dict[str, Any]
-                    ) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
-    """For a reference with masks: (make_reference, legal_action, scripted_policy).
+                    ) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """For a reference with masks: (legal_action, scripted_action), both of the state.
 
     ``legal_action(state, rng)`` is the reference's own, or a uniform choice from its
-    ``action_mask()`` after ``set_state``, on a private instance (the episode's reference is
-    not moved). A scripted policy is given only the observation, and a masked game's legal
-    actions depend on the state, so the references made here record which of them was last
-    reset, stepped or moved, and the scripted policy acts for that one: its
-    ``scripted_action(rng)`` where it has one, else a random legal action of its mask. (The
-    verifier drives one reference at a time per process, so "the last one" is the episode's.)
+    ``action_mask()`` after ``set_state``; ``scripted_action(state, rng)`` is the reference's
+    ``scripted_action(rng)`` after ``set_state`` where it has one, else a legal action. Both run
+    on a private instance, so the episode's reference is not moved.
     """
     private = ref_cls(**kwargs)
-    last: dict[str, Any] = {}
 
-    def choose(ref: Any, rng: np.random.Generator) -> Any:
-        legal = np.flatnonzero(np.asarray(ref.action_mask()))
+    def choose(rng: np.random.Generator) -> Any:
+        legal = np.flatnonzero(np.asarray(private.action_mask()))
         if len(legal) == 0:
             raise ValueError(f"{ref_cls.__name__}: no legal action in this state")
         return int(rng.choice(legal))
@@ -213,35 +210,15 @@ def masked_policies(ref_cls: type, kwargs: dict[str, Any]
         if callable(getattr(private, "legal_action", None)):
             return private.legal_action(state, rng)
         private.set_state(state)
-        return choose(private, rng)
+        return choose(rng)
 
-    class Tracked(ref_cls):
-        def reset(self, *a: Any, **k: Any) -> Any:
-            last["ref"] = self
-            return super().reset(*a, **k)
+    def scripted_action(state: dict[str, np.ndarray], rng: np.random.Generator) -> Any:
+        if not callable(getattr(private, "scripted_action", None)):
+            return legal_action(state, rng)
+        private.set_state(state)
+        return private.scripted_action(rng)
 
-        def step(self, *a: Any, **k: Any) -> Any:
-            last["ref"] = self
-            return super().step(*a, **k)
-
-        def set_state(self, *a: Any, **k: Any) -> Any:
-            last["ref"] = self
-            return super().set_state(*a, **k)
-
-    Tracked.__name__ = ref_cls.__name__
-
-    def scripted(obs: np.ndarray, rng: np.random.Generator) -> Any:
-        ref = last.get("ref")
-        if ref is None:
-            raise RuntimeError("the scripted policy acts before any reference was reset")
-        if callable(getattr(ref, "scripted_action", None)):
-            return ref.scripted_action(rng)
-        return choose(ref, rng)
-
-    def make_reference(**more: Any) -> Any:
-        return Tracked(**{**kwargs, **more})
-
-    return make_reference, legal_action, scripted
+    return legal_action, scripted_action
 
 
 def _state_events(base: Any, make_reference: Callable[..., Any]) -> bool:

@@ -160,6 +160,10 @@ class Verification:
     # uniformly random legal action. Where declared, the verifier draws every random action it
     # takes from a known state with it instead of ``random_action``.
     legal_action: Callable[[RefState, np.random.Generator], Any] | None = None
+    # The scripted policy of such a game, which needs the state to stay legal: (reference state,
+    # rng) -> action; where declared, it is the verifier's scripted policy (``scripted_policy``
+    # is given only the observation).
+    scripted_action: Callable[[RefState, np.random.Generator], Any] | None = None
     # L2: perturb a visited state into a nearby (possibly unvisited) one; coarse bins for novelty.
     perturb: Callable[[RefState, np.random.Generator], RefState] | None = None
     state_bins: Callable[[RefState], tuple] | None = None

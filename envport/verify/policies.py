@@ -68,6 +68,9 @@ def make_policy(kind: str, spec: EnvSpec, ref: Reference) -> Policy:
         random_action = spec.verification.random_action
         return lambda obs, rng: random_action(rng)
     if kind == "scripted":
+        scripted_action = spec.verification.scripted_action
+        if scripted_action is not None:
+            return lambda obs, rng: scripted_action(ref.get_state(), rng)
         assert spec.verification.scripted_policy is not None
         return spec.verification.scripted_policy
     if kind == "novelty":

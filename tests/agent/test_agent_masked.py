@@ -40,23 +40,44 @@ def test_a_run_of_the_tcg_reference_has_its_card_table_and_mask_notes(tmp_path):
     assert "reference/cards.json" in (ws / "TASK.md").read_text()
 
 
-def test_masked_policies_take_legal_actions_of_the_episode_reference():
+def test_masked_policies_act_legally_in_the_state_they_are_given():
     ref_cls = TcgPocketReference
     assert is_masked(ref_cls())
-    make, legal_action, scripted = masked_policies(ref_cls, {"pool": "basic"})
-    a, b = make(), make()
+    legal_action, scripted_action = masked_policies(ref_cls, {"pool": "basic"})
+    ref = ref_cls(pool="basic")
     rng = np.random.default_rng(0)
-    a.reset(1)
-    b.reset(2)  # b was touched last: the scripted policy acts for b
+    ref.reset(2)
     for _ in range(40):
-        action = scripted(None, rng)
-        assert b.action_mask()[action]
-        b.step(action)
-    state = a.get_state()
+        state = ref.get_state()
+        action = scripted_action(state, rng)
+        assert ref.action_mask()[action]
+        assert all(np.array_equal(v, ref.get_state()[k]) for k, v in state.items())  # not moved
+        ref.step(action)
+    state = ref.get_state()
     for _ in range(20):
-        action = legal_action(state, rng)
-        assert a.action_mask()[action]  # legal in `state` (a is still there: not moved)
-    assert all(np.array_equal(v, a.get_state()[k]) for k, v in state.items())
+        assert ref.action_mask()[legal_action(state, rng)]
+
+
+def test_the_verifiers_scripted_policy_acts_on_the_reference_state():
+    from dataclasses import replace
+
+    from envport.core.registry import spec
+    from envport.verify.policies import make_policy
+
+    seen = []
+
+    def scripted_action(state, rng):
+        seen.append(float(np.asarray(state["x"])))
+        return 1
+
+    base = spec("cartpole")
+    masked = replace(base, verification=replace(base.verification,
+                                                scripted_action=scripted_action))
+    ref = masked.make_reference()
+    ref.reset(5)
+    act = make_policy("scripted", masked, ref)
+    assert act(None, np.random.default_rng(0)) == 1
+    assert seen == [float(np.asarray(ref.get_state()["x"]))]
 
 
 def test_a_helper_is_checked_by_its_tests_before_the_env_exists_from_a_relative_run(
