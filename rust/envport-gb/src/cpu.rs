@@ -53,6 +53,10 @@ pub struct FetchWindow {
     pub rom: bool,
     pub low: isize,
     pub high: isize,
+    /// Flat ROM offset added to PC in page 0 (0x0000-0x3FFF) and page 1 (0x4000-0x7FFF).
+    offset: [usize; 2],
+    /// PC & 0x3FFF below this is fetched without checks (0: never, for that page).
+    limit: [u16; 2],
 }
 
 impl GameBoy {
@@ -296,9 +300,13 @@ impl GameBoy {
         self.interrupt_queued = false;
         self.bail = false;
         while (self.cycles as i64) < target {
-            self.step_in();
-            if self.bail {
-                break; // also set when the CPU stalls
+            self.fetch_execute();
+            // One test for the two rare cases (a pending EI, a bail) on the common path.
+            if (self.ei_delay | self.bail as u8) != 0 {
+                self.after_ei();
+                if self.bail {
+                    break; // also set when the CPU stalls
+                }
             }
         }
     }
@@ -306,24 +314,70 @@ impl GameBoy {
     /// Recomputes where ROM bytes are fetched from: after a bank switch or the boot ROM's
     /// unmapping (the bus calls it), or a state change from outside.
     pub(crate) fn refresh_fetch(&mut self) {
+        let rom = !self.bootrom_enabled;
+        let low = self.cart.rombank_selected_low as isize * 0x4000;
+        let high = (self.cart.rombank_selected as isize - 1) * 0x4000;
+        let len = self.cart.rom.len() as isize;
+        // A bank is fetched from without checks only when all of it lies within the ROM;
+        // otherwise (and for the 2 bytes below 0x4000 and 0x8000) the general path runs.
+        let fits = |flat_start: isize| rom && flat_start >= 0 && flat_start + 0x4000 <= len;
         self.fetch = FetchWindow {
-            rom: !self.bootrom_enabled,
-            low: self.cart.rombank_selected_low as isize * 0x4000,
-            high: (self.cart.rombank_selected as isize - 1) * 0x4000,
+            rom,
+            low,
+            high,
+            offset: [low as usize, high as usize],
+            limit: [
+                if fits(low) { 0x3FFE } else { 0 },
+                if fits(high + 0x4000) { 0x3FFE } else { 0 },
+            ],
         };
     }
 
     /// Fetches and executes one instruction.
     pub fn step(&mut self) {
         self.refresh_fetch();
-        self.step_in();
+        self.fetch_execute();
+        self.after_ei();
+    }
+
+    /// The EI delay: IME is set after the instruction that follows EI.
+    #[inline(always)]
+    fn after_ei(&mut self) {
+        if self.ei_delay != 0 {
+            self.ei_delay -= 1;
+            if self.ei_delay == 0 {
+                self.ime = true;
+                self.bail = self.pending() != 0;
+            }
+        }
     }
 
     #[inline(always)]
-    fn step_in(&mut self) {
-        let window = self.fetch;
+    fn fetch_execute(&mut self) {
         let pc = self.pc;
+        let page = ((pc >> 14) & 1) as usize;
         let (op, b1, b2);
+        if pc < 0x8000 && (pc & 0x3FFF) < self.fetch.limit[page] {
+            let at = self.fetch.offset[page].wrapping_add(pc as usize);
+            // SAFETY: `refresh_fetch` sets a non-zero limit only for a bank that lies wholly
+            // within the ROM, and pc & 0x3FFF < 0x3FFE keeps the 3 bytes inside that bank.
+            unsafe {
+                let p = self.cart.rom.as_ptr().add(at);
+                op = *p;
+                b1 = *p.add(1);
+                b2 = *p.add(2);
+            }
+        } else {
+            (op, b1, b2) = self.fetch_slow(pc);
+        }
+        self.execute(op, b1, b2);
+    }
+
+    /// Fetch outside the checked ROM fast path: the boot ROM, RAM, I/O, the 2 bytes below a
+    /// bank end, banks that reach past the ROM's end.
+    #[inline(never)]
+    fn fetch_slow(&mut self, pc: u16) -> (u8, u8, u8) {
+        let window = self.fetch;
         if window.rom && (pc as u32 + 2) < 0x8000 {
             // Operands straight from the ROM banks; bank 0 reads use the low bank, and an
             // instruction straddling 0x4000 reads its tail through the switchable bank's
@@ -335,48 +389,31 @@ impl GameBoy {
             } + pc as isize;
             let rom = &self.cart.rom;
             match rom.get(start as usize..start as usize + 3) {
-                Some(w) if start >= 0 => {
-                    op = w[0];
-                    b1 = w[1];
-                    b2 = w[2];
-                }
+                Some(w) if start >= 0 => (w[0], w[1], w[2]),
                 _ => {
                     let len = rom.len() as isize;
                     let at = |o: isize| rom[(start + o).rem_euclid(len) as usize];
-                    op = at(0);
-                    b1 = at(1);
-                    b2 = at(2);
+                    (at(0), at(1), at(2))
                 }
             }
         } else {
             self.mao = 0;
-            op = self.read(pc);
+            let op = self.read(pc);
             let len = OPCODE_LENGTHS[op as usize];
-            b1 = if op == 0xCB || len >= 2 {
+            let b1 = if op == 0xCB || len >= 2 {
                 self.mao = 4;
                 self.read(pc.wrapping_add(1))
             } else {
                 0
             };
-            b2 = if len == 3 {
+            let b2 = if len == 3 {
                 self.mao = 8;
                 self.read(pc.wrapping_add(2))
             } else {
                 0
             };
             self.mao = 0;
-        }
-        if op == 0xCB {
-            self.execute_cb(b1);
-        } else {
-            self.execute(op, b1, ((b2 as u16) << 8) | b1 as u16);
-        }
-        if self.ei_delay != 0 {
-            self.ei_delay -= 1;
-            if self.ei_delay == 0 {
-                self.ime = true;
-                self.bail = self.pending() != 0;
-            }
+            (op, b1, b2)
         }
     }
 
@@ -386,8 +423,274 @@ impl GameBoy {
         self.cycles += cycles;
     }
 
+    /// Dispatch on the opcode to the specialised handlers (CB's second byte is `b1`).
     #[inline(always)]
-    fn execute(&mut self, op: u8, v8: u8, v16: u16) {
+    fn execute(&mut self, op: u8, b1: u8, b2: u8) {
+        let v16 = ((b2 as u16) << 8) | b1 as u16;
+        match op {
+            0x00 => self.exec::<0x00>(b1, v16),
+            0x01 => self.exec::<0x01>(b1, v16),
+            0x02 => self.exec::<0x02>(b1, v16),
+            0x03 => self.exec::<0x03>(b1, v16),
+            0x04 => self.exec::<0x04>(b1, v16),
+            0x05 => self.exec::<0x05>(b1, v16),
+            0x06 => self.exec::<0x06>(b1, v16),
+            0x07 => self.exec::<0x07>(b1, v16),
+            0x08 => self.exec::<0x08>(b1, v16),
+            0x09 => self.exec::<0x09>(b1, v16),
+            0x0A => self.exec::<0x0A>(b1, v16),
+            0x0B => self.exec::<0x0B>(b1, v16),
+            0x0C => self.exec::<0x0C>(b1, v16),
+            0x0D => self.exec::<0x0D>(b1, v16),
+            0x0E => self.exec::<0x0E>(b1, v16),
+            0x0F => self.exec::<0x0F>(b1, v16),
+            0x10 => self.exec::<0x10>(b1, v16),
+            0x11 => self.exec::<0x11>(b1, v16),
+            0x12 => self.exec::<0x12>(b1, v16),
+            0x13 => self.exec::<0x13>(b1, v16),
+            0x14 => self.exec::<0x14>(b1, v16),
+            0x15 => self.exec::<0x15>(b1, v16),
+            0x16 => self.exec::<0x16>(b1, v16),
+            0x17 => self.exec::<0x17>(b1, v16),
+            0x18 => self.exec::<0x18>(b1, v16),
+            0x19 => self.exec::<0x19>(b1, v16),
+            0x1A => self.exec::<0x1A>(b1, v16),
+            0x1B => self.exec::<0x1B>(b1, v16),
+            0x1C => self.exec::<0x1C>(b1, v16),
+            0x1D => self.exec::<0x1D>(b1, v16),
+            0x1E => self.exec::<0x1E>(b1, v16),
+            0x1F => self.exec::<0x1F>(b1, v16),
+            0x20 => self.exec::<0x20>(b1, v16),
+            0x21 => self.exec::<0x21>(b1, v16),
+            0x22 => self.exec::<0x22>(b1, v16),
+            0x23 => self.exec::<0x23>(b1, v16),
+            0x24 => self.exec::<0x24>(b1, v16),
+            0x25 => self.exec::<0x25>(b1, v16),
+            0x26 => self.exec::<0x26>(b1, v16),
+            0x27 => self.exec::<0x27>(b1, v16),
+            0x28 => self.exec::<0x28>(b1, v16),
+            0x29 => self.exec::<0x29>(b1, v16),
+            0x2A => self.exec::<0x2A>(b1, v16),
+            0x2B => self.exec::<0x2B>(b1, v16),
+            0x2C => self.exec::<0x2C>(b1, v16),
+            0x2D => self.exec::<0x2D>(b1, v16),
+            0x2E => self.exec::<0x2E>(b1, v16),
+            0x2F => self.exec::<0x2F>(b1, v16),
+            0x30 => self.exec::<0x30>(b1, v16),
+            0x31 => self.exec::<0x31>(b1, v16),
+            0x32 => self.exec::<0x32>(b1, v16),
+            0x33 => self.exec::<0x33>(b1, v16),
+            0x34 => self.exec::<0x34>(b1, v16),
+            0x35 => self.exec::<0x35>(b1, v16),
+            0x36 => self.exec::<0x36>(b1, v16),
+            0x37 => self.exec::<0x37>(b1, v16),
+            0x38 => self.exec::<0x38>(b1, v16),
+            0x39 => self.exec::<0x39>(b1, v16),
+            0x3A => self.exec::<0x3A>(b1, v16),
+            0x3B => self.exec::<0x3B>(b1, v16),
+            0x3C => self.exec::<0x3C>(b1, v16),
+            0x3D => self.exec::<0x3D>(b1, v16),
+            0x3E => self.exec::<0x3E>(b1, v16),
+            0x3F => self.exec::<0x3F>(b1, v16),
+            0x40 => self.exec::<0x40>(b1, v16),
+            0x41 => self.exec::<0x41>(b1, v16),
+            0x42 => self.exec::<0x42>(b1, v16),
+            0x43 => self.exec::<0x43>(b1, v16),
+            0x44 => self.exec::<0x44>(b1, v16),
+            0x45 => self.exec::<0x45>(b1, v16),
+            0x46 => self.exec::<0x46>(b1, v16),
+            0x47 => self.exec::<0x47>(b1, v16),
+            0x48 => self.exec::<0x48>(b1, v16),
+            0x49 => self.exec::<0x49>(b1, v16),
+            0x4A => self.exec::<0x4A>(b1, v16),
+            0x4B => self.exec::<0x4B>(b1, v16),
+            0x4C => self.exec::<0x4C>(b1, v16),
+            0x4D => self.exec::<0x4D>(b1, v16),
+            0x4E => self.exec::<0x4E>(b1, v16),
+            0x4F => self.exec::<0x4F>(b1, v16),
+            0x50 => self.exec::<0x50>(b1, v16),
+            0x51 => self.exec::<0x51>(b1, v16),
+            0x52 => self.exec::<0x52>(b1, v16),
+            0x53 => self.exec::<0x53>(b1, v16),
+            0x54 => self.exec::<0x54>(b1, v16),
+            0x55 => self.exec::<0x55>(b1, v16),
+            0x56 => self.exec::<0x56>(b1, v16),
+            0x57 => self.exec::<0x57>(b1, v16),
+            0x58 => self.exec::<0x58>(b1, v16),
+            0x59 => self.exec::<0x59>(b1, v16),
+            0x5A => self.exec::<0x5A>(b1, v16),
+            0x5B => self.exec::<0x5B>(b1, v16),
+            0x5C => self.exec::<0x5C>(b1, v16),
+            0x5D => self.exec::<0x5D>(b1, v16),
+            0x5E => self.exec::<0x5E>(b1, v16),
+            0x5F => self.exec::<0x5F>(b1, v16),
+            0x60 => self.exec::<0x60>(b1, v16),
+            0x61 => self.exec::<0x61>(b1, v16),
+            0x62 => self.exec::<0x62>(b1, v16),
+            0x63 => self.exec::<0x63>(b1, v16),
+            0x64 => self.exec::<0x64>(b1, v16),
+            0x65 => self.exec::<0x65>(b1, v16),
+            0x66 => self.exec::<0x66>(b1, v16),
+            0x67 => self.exec::<0x67>(b1, v16),
+            0x68 => self.exec::<0x68>(b1, v16),
+            0x69 => self.exec::<0x69>(b1, v16),
+            0x6A => self.exec::<0x6A>(b1, v16),
+            0x6B => self.exec::<0x6B>(b1, v16),
+            0x6C => self.exec::<0x6C>(b1, v16),
+            0x6D => self.exec::<0x6D>(b1, v16),
+            0x6E => self.exec::<0x6E>(b1, v16),
+            0x6F => self.exec::<0x6F>(b1, v16),
+            0x70 => self.exec::<0x70>(b1, v16),
+            0x71 => self.exec::<0x71>(b1, v16),
+            0x72 => self.exec::<0x72>(b1, v16),
+            0x73 => self.exec::<0x73>(b1, v16),
+            0x74 => self.exec::<0x74>(b1, v16),
+            0x75 => self.exec::<0x75>(b1, v16),
+            0x76 => self.exec::<0x76>(b1, v16),
+            0x77 => self.exec::<0x77>(b1, v16),
+            0x78 => self.exec::<0x78>(b1, v16),
+            0x79 => self.exec::<0x79>(b1, v16),
+            0x7A => self.exec::<0x7A>(b1, v16),
+            0x7B => self.exec::<0x7B>(b1, v16),
+            0x7C => self.exec::<0x7C>(b1, v16),
+            0x7D => self.exec::<0x7D>(b1, v16),
+            0x7E => self.exec::<0x7E>(b1, v16),
+            0x7F => self.exec::<0x7F>(b1, v16),
+            0x80 => self.exec::<0x80>(b1, v16),
+            0x81 => self.exec::<0x81>(b1, v16),
+            0x82 => self.exec::<0x82>(b1, v16),
+            0x83 => self.exec::<0x83>(b1, v16),
+            0x84 => self.exec::<0x84>(b1, v16),
+            0x85 => self.exec::<0x85>(b1, v16),
+            0x86 => self.exec::<0x86>(b1, v16),
+            0x87 => self.exec::<0x87>(b1, v16),
+            0x88 => self.exec::<0x88>(b1, v16),
+            0x89 => self.exec::<0x89>(b1, v16),
+            0x8A => self.exec::<0x8A>(b1, v16),
+            0x8B => self.exec::<0x8B>(b1, v16),
+            0x8C => self.exec::<0x8C>(b1, v16),
+            0x8D => self.exec::<0x8D>(b1, v16),
+            0x8E => self.exec::<0x8E>(b1, v16),
+            0x8F => self.exec::<0x8F>(b1, v16),
+            0x90 => self.exec::<0x90>(b1, v16),
+            0x91 => self.exec::<0x91>(b1, v16),
+            0x92 => self.exec::<0x92>(b1, v16),
+            0x93 => self.exec::<0x93>(b1, v16),
+            0x94 => self.exec::<0x94>(b1, v16),
+            0x95 => self.exec::<0x95>(b1, v16),
+            0x96 => self.exec::<0x96>(b1, v16),
+            0x97 => self.exec::<0x97>(b1, v16),
+            0x98 => self.exec::<0x98>(b1, v16),
+            0x99 => self.exec::<0x99>(b1, v16),
+            0x9A => self.exec::<0x9A>(b1, v16),
+            0x9B => self.exec::<0x9B>(b1, v16),
+            0x9C => self.exec::<0x9C>(b1, v16),
+            0x9D => self.exec::<0x9D>(b1, v16),
+            0x9E => self.exec::<0x9E>(b1, v16),
+            0x9F => self.exec::<0x9F>(b1, v16),
+            0xA0 => self.exec::<0xA0>(b1, v16),
+            0xA1 => self.exec::<0xA1>(b1, v16),
+            0xA2 => self.exec::<0xA2>(b1, v16),
+            0xA3 => self.exec::<0xA3>(b1, v16),
+            0xA4 => self.exec::<0xA4>(b1, v16),
+            0xA5 => self.exec::<0xA5>(b1, v16),
+            0xA6 => self.exec::<0xA6>(b1, v16),
+            0xA7 => self.exec::<0xA7>(b1, v16),
+            0xA8 => self.exec::<0xA8>(b1, v16),
+            0xA9 => self.exec::<0xA9>(b1, v16),
+            0xAA => self.exec::<0xAA>(b1, v16),
+            0xAB => self.exec::<0xAB>(b1, v16),
+            0xAC => self.exec::<0xAC>(b1, v16),
+            0xAD => self.exec::<0xAD>(b1, v16),
+            0xAE => self.exec::<0xAE>(b1, v16),
+            0xAF => self.exec::<0xAF>(b1, v16),
+            0xB0 => self.exec::<0xB0>(b1, v16),
+            0xB1 => self.exec::<0xB1>(b1, v16),
+            0xB2 => self.exec::<0xB2>(b1, v16),
+            0xB3 => self.exec::<0xB3>(b1, v16),
+            0xB4 => self.exec::<0xB4>(b1, v16),
+            0xB5 => self.exec::<0xB5>(b1, v16),
+            0xB6 => self.exec::<0xB6>(b1, v16),
+            0xB7 => self.exec::<0xB7>(b1, v16),
+            0xB8 => self.exec::<0xB8>(b1, v16),
+            0xB9 => self.exec::<0xB9>(b1, v16),
+            0xBA => self.exec::<0xBA>(b1, v16),
+            0xBB => self.exec::<0xBB>(b1, v16),
+            0xBC => self.exec::<0xBC>(b1, v16),
+            0xBD => self.exec::<0xBD>(b1, v16),
+            0xBE => self.exec::<0xBE>(b1, v16),
+            0xBF => self.exec::<0xBF>(b1, v16),
+            0xC0 => self.exec::<0xC0>(b1, v16),
+            0xC1 => self.exec::<0xC1>(b1, v16),
+            0xC2 => self.exec::<0xC2>(b1, v16),
+            0xC3 => self.exec::<0xC3>(b1, v16),
+            0xC4 => self.exec::<0xC4>(b1, v16),
+            0xC5 => self.exec::<0xC5>(b1, v16),
+            0xC6 => self.exec::<0xC6>(b1, v16),
+            0xC7 => self.exec::<0xC7>(b1, v16),
+            0xC8 => self.exec::<0xC8>(b1, v16),
+            0xC9 => self.exec::<0xC9>(b1, v16),
+            0xCA => self.exec::<0xCA>(b1, v16),
+            0xCB => self.execute_cb(b1),
+            0xCC => self.exec::<0xCC>(b1, v16),
+            0xCD => self.exec::<0xCD>(b1, v16),
+            0xCE => self.exec::<0xCE>(b1, v16),
+            0xCF => self.exec::<0xCF>(b1, v16),
+            0xD0 => self.exec::<0xD0>(b1, v16),
+            0xD1 => self.exec::<0xD1>(b1, v16),
+            0xD2 => self.exec::<0xD2>(b1, v16),
+            0xD3 => self.exec::<0xD3>(b1, v16),
+            0xD4 => self.exec::<0xD4>(b1, v16),
+            0xD5 => self.exec::<0xD5>(b1, v16),
+            0xD6 => self.exec::<0xD6>(b1, v16),
+            0xD7 => self.exec::<0xD7>(b1, v16),
+            0xD8 => self.exec::<0xD8>(b1, v16),
+            0xD9 => self.exec::<0xD9>(b1, v16),
+            0xDA => self.exec::<0xDA>(b1, v16),
+            0xDB => self.exec::<0xDB>(b1, v16),
+            0xDC => self.exec::<0xDC>(b1, v16),
+            0xDD => self.exec::<0xDD>(b1, v16),
+            0xDE => self.exec::<0xDE>(b1, v16),
+            0xDF => self.exec::<0xDF>(b1, v16),
+            0xE0 => self.exec::<0xE0>(b1, v16),
+            0xE1 => self.exec::<0xE1>(b1, v16),
+            0xE2 => self.exec::<0xE2>(b1, v16),
+            0xE3 => self.exec::<0xE3>(b1, v16),
+            0xE4 => self.exec::<0xE4>(b1, v16),
+            0xE5 => self.exec::<0xE5>(b1, v16),
+            0xE6 => self.exec::<0xE6>(b1, v16),
+            0xE7 => self.exec::<0xE7>(b1, v16),
+            0xE8 => self.exec::<0xE8>(b1, v16),
+            0xE9 => self.exec::<0xE9>(b1, v16),
+            0xEA => self.exec::<0xEA>(b1, v16),
+            0xEB => self.exec::<0xEB>(b1, v16),
+            0xEC => self.exec::<0xEC>(b1, v16),
+            0xED => self.exec::<0xED>(b1, v16),
+            0xEE => self.exec::<0xEE>(b1, v16),
+            0xEF => self.exec::<0xEF>(b1, v16),
+            0xF0 => self.exec::<0xF0>(b1, v16),
+            0xF1 => self.exec::<0xF1>(b1, v16),
+            0xF2 => self.exec::<0xF2>(b1, v16),
+            0xF3 => self.exec::<0xF3>(b1, v16),
+            0xF4 => self.exec::<0xF4>(b1, v16),
+            0xF5 => self.exec::<0xF5>(b1, v16),
+            0xF6 => self.exec::<0xF6>(b1, v16),
+            0xF7 => self.exec::<0xF7>(b1, v16),
+            0xF8 => self.exec::<0xF8>(b1, v16),
+            0xF9 => self.exec::<0xF9>(b1, v16),
+            0xFA => self.exec::<0xFA>(b1, v16),
+            0xFB => self.exec::<0xFB>(b1, v16),
+            0xFC => self.exec::<0xFC>(b1, v16),
+            0xFD => self.exec::<0xFD>(b1, v16),
+            0xFE => self.exec::<0xFE>(b1, v16),
+            0xFF => self.exec::<0xFF>(b1, v16),
+        }
+    }
+
+    /// One opcode's handler: `OP` is a constant, so each instance keeps only its own arm.
+    #[inline(always)]
+    fn exec<const OP: u8>(&mut self, v8: u8, v16: u16) {
+        let op = OP;
         match op {
             0x00 => self.next(1, 4),
             0x01 | 0x11 | 0x21 | 0x31 => {
@@ -867,6 +1170,7 @@ impl GameBoy {
         }
     }
 
+    #[inline(always)]
     fn execute_cb(&mut self, op: u8) {
         match op {
             0x00 => self.cb::<0x00>(),
