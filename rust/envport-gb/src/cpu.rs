@@ -53,10 +53,11 @@ pub struct FetchWindow {
     pub rom: bool,
     pub low: isize,
     pub high: isize,
-    /// Flat ROM offset added to PC in page 0 (0x0000-0x3FFF) and page 1 (0x4000-0x7FFF).
-    offset: [usize; 2],
+    /// Flat ROM offset added to PC in each 16 KiB page (ROM bank 0, the switchable bank; the
+    /// pages above 0x8000 are never fetched from the ROM).
+    offset: [usize; 4],
     /// PC & 0x3FFF below this is fetched without checks (0: never, for that page).
-    limit: [u16; 2],
+    limit: [u16; 4],
 }
 
 impl GameBoy {
@@ -325,10 +326,12 @@ impl GameBoy {
             rom,
             low,
             high,
-            offset: [low as usize, high as usize],
+            offset: [low as usize, high as usize, 0, 0],
             limit: [
                 if fits(low) { 0x3FFE } else { 0 },
                 if fits(high + 0x4000) { 0x3FFE } else { 0 },
+                0,
+                0,
             ],
         };
     }
@@ -355,22 +358,20 @@ impl GameBoy {
     #[inline(always)]
     fn fetch_execute(&mut self) {
         let pc = self.pc;
-        let page = ((pc >> 14) & 1) as usize;
-        let (op, b1, b2);
-        if pc < 0x8000 && (pc & 0x3FFF) < self.fetch.limit[page] {
+        let page = (pc >> 14) as usize;
+        let (op, v16) = if (pc & 0x3FFF) < self.fetch.limit[page] {
             let at = self.fetch.offset[page].wrapping_add(pc as usize);
-            // SAFETY: `refresh_fetch` sets a non-zero limit only for a bank that lies wholly
-            // within the ROM, and pc & 0x3FFF < 0x3FFE keeps the 3 bytes inside that bank.
+            // SAFETY: `refresh_fetch` sets a non-zero limit only for a ROM page whose bank lies
+            // wholly within the ROM, and pc & 0x3FFF < 0x3FFE keeps the 3 bytes in that bank.
             unsafe {
                 let p = self.cart.rom.as_ptr().add(at);
-                op = *p;
-                b1 = *p.add(1);
-                b2 = *p.add(2);
+                (*p, u16::from_le_bytes([*p.add(1), *p.add(2)]))
             }
         } else {
-            (op, b1, b2) = self.fetch_slow(pc);
-        }
-        self.execute(op, b1, b2);
+            let (op, b1, b2) = self.fetch_slow(pc);
+            (op, ((b2 as u16) << 8) | b1 as u16)
+        };
+        self.execute(op, v16);
     }
 
     /// Fetch outside the checked ROM fast path: the boot ROM, RAM, I/O, the 2 bytes below a
@@ -425,8 +426,8 @@ impl GameBoy {
 
     /// Dispatch on the opcode to the specialised handlers (CB's second byte is `b1`).
     #[inline(always)]
-    fn execute(&mut self, op: u8, b1: u8, b2: u8) {
-        let v16 = ((b2 as u16) << 8) | b1 as u16;
+    fn execute(&mut self, op: u8, v16: u16) {
+        let b1 = v16 as u8;
         match op {
             0x00 => self.exec::<0x00>(b1, v16),
             0x01 => self.exec::<0x01>(b1, v16),
