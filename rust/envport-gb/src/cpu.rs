@@ -300,13 +300,23 @@ impl GameBoy {
         }
         self.interrupt_queued = false;
         self.bail = false;
-        while (self.cycles as i64) < target {
+        if (self.cycles as i64) >= target {
+            return;
+        }
+        // One comparison per instruction: `stop` is the batch's end, or i64::MIN when the last
+        // instruction may have bailed or an EI delay is running; then the rare cases are
+        // handled in the order PyBoy handles them (EI delay, bail, end of the batch).
+        self.stop = if self.ei_delay != 0 { i64::MIN } else { target };
+        loop {
             self.fetch_execute();
-            // One test for the two rare cases (a pending EI, a bail) on the common path.
-            if (self.ei_delay | self.bail as u8) != 0 {
+            if (self.cycles as i64) >= self.stop {
+                self.stop = target;
                 self.after_ei();
-                if self.bail {
-                    break; // also set when the CPU stalls
+                if self.bail || (self.cycles as i64) >= target {
+                    break; // bail is also set when the CPU stalls
+                }
+                if self.ei_delay != 0 {
+                    self.stop = i64::MIN;
                 }
             }
         }
@@ -351,6 +361,7 @@ impl GameBoy {
             if self.ei_delay == 0 {
                 self.ime = true;
                 self.bail = self.pending() != 0;
+                self.stop = i64::MIN;
             }
         }
     }
@@ -862,6 +873,7 @@ impl GameBoy {
                 self.halted = true;
                 self.halted_during_ei = self.ei_delay == 1;
                 self.bail = true;
+                self.stop = i64::MIN;
                 self.cycles += 4;
             }
             0x40 => self.ld_r_r::<0, 0>(),
@@ -1013,6 +1025,7 @@ impl GameBoy {
                 self.ime = true;
                 self.ei_delay = 0;
                 self.bail = self.pending() != 0;
+                self.stop = i64::MIN;
                 self.cycles += 4;
                 self.pc = self.pop16();
                 self.cycles += 8;
@@ -1124,6 +1137,7 @@ impl GameBoy {
                 if self.ei_delay == 0 {
                     self.ei_delay = 2;
                 }
+                self.stop = i64::MIN;
                 self.next(1, 4);
             }
             _ => {
@@ -1134,6 +1148,7 @@ impl GameBoy {
                     pc: self.pc,
                 });
                 self.bail = true;
+                self.stop = i64::MIN;
             }
         }
     }
