@@ -376,7 +376,10 @@ impl GameBoy {
             // wholly within the ROM, and pc & 0x3FFF < 0x3FFE keeps the 3 bytes in that bank.
             unsafe {
                 let p = self.cart.rom.as_ptr().add(at);
-                (*p, u16::from_le_bytes([*p.add(1), *p.add(2)]))
+                (
+                    *p,
+                    u16::from_le(std::ptr::read_unaligned(p.add(1) as *const u16)),
+                )
             }
         } else {
             let (op, b1, b2) = self.fetch_slow(pc);
