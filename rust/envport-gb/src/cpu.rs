@@ -287,7 +287,6 @@ impl GameBoy {
 
     /// Runs the CPU for (at least) `budget` cycles, stopping early after a write that may
     /// change the schedule (PyBoy's `bail`).
-    #[inline(always)]
     pub(crate) fn cpu_tick(&mut self, budget: i64) {
         let target = self.cycles as i64 + budget;
         if self.check_interrupts() {
