@@ -60,7 +60,42 @@ pub struct FetchWindow {
     limit: [u16; 4],
 }
 
+/// The CPU state the batch loop keeps in registers (see `cpu_tick`).
+struct Hot {
+    pc: u16,
+    cycles: u64,
+}
+
 impl GameBoy {
+    /// A bus read at CPU time `cycles`: the inline RAM paths need no clock, the others (which
+    /// bring the PPU, timer or DMA up to date) see it in `self.cycles`.
+    #[inline(always)]
+    fn read_c(&mut self, cycles: u64, addr: u16) -> u8 {
+        if (0xC000..0xE000).contains(&addr) {
+            return self.wram[(addr - 0xC000) as usize];
+        }
+        if (0xFF80..0xFFFF).contains(&addr) && !self.dma_active {
+            return self.hram[(addr - 0xFF80) as usize];
+        }
+        self.cycles = cycles;
+        self.read_slow(addr)
+    }
+
+    /// A bus write at CPU time `cycles` (see `read_c`).
+    #[inline(always)]
+    fn write_c(&mut self, cycles: u64, addr: u16, value: u8) {
+        if (0xC000..0xE000).contains(&addr) {
+            self.wram[(addr - 0xC000) as usize] = value;
+            return;
+        }
+        if (0xFF80..0xFFFF).contains(&addr) && !self.dma_active {
+            self.hram[(addr - 0xFF80) as usize] = value;
+            return;
+        }
+        self.cycles = cycles;
+        self.write_slow(addr, value);
+    }
+
     #[inline(always)]
     fn bc(&self) -> u16 {
         ((self.b as u16) << 8) | self.c as u16
@@ -211,19 +246,19 @@ impl GameBoy {
     }
 
     #[inline(always)]
-    fn push16(&mut self, v: u16) {
+    fn push16(&mut self, r: &mut Hot, v: u16) {
         // Cycles before each byte are added by the callers (they differ by instruction).
-        self.write(self.sp.wrapping_sub(1), (v >> 8) as u8);
-        self.cycles += 4;
-        self.write(self.sp.wrapping_sub(2), v as u8);
+        self.write_c(r.cycles, self.sp.wrapping_sub(1), (v >> 8) as u8);
+        r.cycles += 4;
+        self.write_c(r.cycles, self.sp.wrapping_sub(2), v as u8);
         self.sp = self.sp.wrapping_sub(2);
     }
 
     #[inline(always)]
-    fn pop16(&mut self) -> u16 {
-        let lo = self.read(self.sp) as u16;
-        self.cycles += 4;
-        let hi = self.read(self.sp.wrapping_add(1)) as u16;
+    fn pop16(&mut self, r: &mut Hot) -> u16 {
+        let lo = self.read_c(r.cycles, self.sp) as u16;
+        r.cycles += 4;
+        let hi = self.read_c(r.cycles, self.sp.wrapping_add(1)) as u16;
         self.sp = self.sp.wrapping_add(2);
         (hi << 8) | lo
     }
@@ -307,15 +342,19 @@ impl GameBoy {
         // instruction may have bailed or an EI delay is running; then the rare cases are
         // handled in the order PyBoy handles them (EI delay, bail, end of the batch).
         self.stop = if self.ei_delay != 0 { i64::MIN } else { target };
-        // PC lives in a register during the batch (no store-to-load round trip through memory
-        // on every fetch); nothing on the bus reads it, and it is written back at the end.
-        let mut pc = self.pc;
+        // PC and the cycle count live in registers during the batch (no store-to-load round
+        // trip through memory on every instruction): nothing on the bus reads PC, and the
+        // cycle count is stored for the bus only on its slow paths (`read_c`, `write_c`).
+        let mut r = Hot {
+            pc: self.pc,
+            cycles: self.cycles,
+        };
         loop {
-            self.fetch_execute(&mut pc);
-            if (self.cycles as i64) >= self.stop {
+            self.fetch_execute(&mut r);
+            if (r.cycles as i64) >= self.stop {
                 self.stop = target;
                 self.after_ei();
-                if self.bail || (self.cycles as i64) >= target {
+                if self.bail || (r.cycles as i64) >= target {
                     break; // bail is also set when the CPU stalls
                 }
                 if self.ei_delay != 0 {
@@ -323,7 +362,8 @@ impl GameBoy {
                 }
             }
         }
-        self.pc = pc;
+        self.pc = r.pc;
+        self.cycles = r.cycles;
     }
 
     /// Recomputes where ROM bytes are fetched from: after a bank switch or the boot ROM's
@@ -353,9 +393,12 @@ impl GameBoy {
     /// Fetches and executes one instruction.
     pub fn step(&mut self) {
         self.refresh_fetch();
-        let mut pc = self.pc;
-        self.fetch_execute(&mut pc);
-        self.pc = pc;
+        let mut r = Hot {
+            pc: self.pc,
+            cycles: self.cycles,
+        };
+        self.fetch_execute(&mut r);
+        (self.pc, self.cycles) = (r.pc, r.cycles);
         self.after_ei();
     }
 
@@ -373,8 +416,8 @@ impl GameBoy {
     }
 
     #[inline(always)]
-    fn fetch_execute(&mut self, pc_reg: &mut u16) {
-        let pc = *pc_reg;
+    fn fetch_execute(&mut self, r: &mut Hot) {
+        let pc = r.pc;
         let page = (pc >> 14) as usize;
         let (op, v16) = if (pc & 0x3FFF) < self.fetch.limit[page] {
             let at = self.fetch.offset[page].wrapping_add(pc as usize);
@@ -388,10 +431,11 @@ impl GameBoy {
                 )
             }
         } else {
+            self.cycles = r.cycles;
             let (op, b1, b2) = self.fetch_slow(pc);
             (op, ((b2 as u16) << 8) | b1 as u16)
         };
-        self.execute(pc_reg, op, v16);
+        self.execute(r, op, v16);
     }
 
     /// Fetch outside the checked ROM fast path: the boot ROM, RAM, I/O, the 2 bytes below a
@@ -439,281 +483,281 @@ impl GameBoy {
     }
 
     #[inline(always)]
-    fn next(&mut self, pc: &mut u16, len: u16, cycles: u64) {
-        *pc = pc.wrapping_add(len);
-        self.cycles += cycles;
+    fn next(&mut self, r: &mut Hot, len: u16, cycles: u64) {
+        r.pc = r.pc.wrapping_add(len);
+        r.cycles += cycles;
     }
 
     /// Dispatch on the opcode to the specialised handlers (CB's second byte is `b1`).
     #[inline(always)]
-    fn execute(&mut self, pc: &mut u16, op: u8, v16: u16) {
+    fn execute(&mut self, r: &mut Hot, op: u8, v16: u16) {
         let b1 = v16 as u8;
         match op {
-            0x00 => self.exec::<0x00>(pc, b1, v16),
-            0x01 => self.exec::<0x01>(pc, b1, v16),
-            0x02 => self.exec::<0x02>(pc, b1, v16),
-            0x03 => self.exec::<0x03>(pc, b1, v16),
-            0x04 => self.exec::<0x04>(pc, b1, v16),
-            0x05 => self.exec::<0x05>(pc, b1, v16),
-            0x06 => self.exec::<0x06>(pc, b1, v16),
-            0x07 => self.exec::<0x07>(pc, b1, v16),
-            0x08 => self.exec::<0x08>(pc, b1, v16),
-            0x09 => self.exec::<0x09>(pc, b1, v16),
-            0x0A => self.exec::<0x0A>(pc, b1, v16),
-            0x0B => self.exec::<0x0B>(pc, b1, v16),
-            0x0C => self.exec::<0x0C>(pc, b1, v16),
-            0x0D => self.exec::<0x0D>(pc, b1, v16),
-            0x0E => self.exec::<0x0E>(pc, b1, v16),
-            0x0F => self.exec::<0x0F>(pc, b1, v16),
-            0x10 => self.exec::<0x10>(pc, b1, v16),
-            0x11 => self.exec::<0x11>(pc, b1, v16),
-            0x12 => self.exec::<0x12>(pc, b1, v16),
-            0x13 => self.exec::<0x13>(pc, b1, v16),
-            0x14 => self.exec::<0x14>(pc, b1, v16),
-            0x15 => self.exec::<0x15>(pc, b1, v16),
-            0x16 => self.exec::<0x16>(pc, b1, v16),
-            0x17 => self.exec::<0x17>(pc, b1, v16),
-            0x18 => self.exec::<0x18>(pc, b1, v16),
-            0x19 => self.exec::<0x19>(pc, b1, v16),
-            0x1A => self.exec::<0x1A>(pc, b1, v16),
-            0x1B => self.exec::<0x1B>(pc, b1, v16),
-            0x1C => self.exec::<0x1C>(pc, b1, v16),
-            0x1D => self.exec::<0x1D>(pc, b1, v16),
-            0x1E => self.exec::<0x1E>(pc, b1, v16),
-            0x1F => self.exec::<0x1F>(pc, b1, v16),
-            0x20 => self.exec::<0x20>(pc, b1, v16),
-            0x21 => self.exec::<0x21>(pc, b1, v16),
-            0x22 => self.exec::<0x22>(pc, b1, v16),
-            0x23 => self.exec::<0x23>(pc, b1, v16),
-            0x24 => self.exec::<0x24>(pc, b1, v16),
-            0x25 => self.exec::<0x25>(pc, b1, v16),
-            0x26 => self.exec::<0x26>(pc, b1, v16),
-            0x27 => self.exec::<0x27>(pc, b1, v16),
-            0x28 => self.exec::<0x28>(pc, b1, v16),
-            0x29 => self.exec::<0x29>(pc, b1, v16),
-            0x2A => self.exec::<0x2A>(pc, b1, v16),
-            0x2B => self.exec::<0x2B>(pc, b1, v16),
-            0x2C => self.exec::<0x2C>(pc, b1, v16),
-            0x2D => self.exec::<0x2D>(pc, b1, v16),
-            0x2E => self.exec::<0x2E>(pc, b1, v16),
-            0x2F => self.exec::<0x2F>(pc, b1, v16),
-            0x30 => self.exec::<0x30>(pc, b1, v16),
-            0x31 => self.exec::<0x31>(pc, b1, v16),
-            0x32 => self.exec::<0x32>(pc, b1, v16),
-            0x33 => self.exec::<0x33>(pc, b1, v16),
-            0x34 => self.exec::<0x34>(pc, b1, v16),
-            0x35 => self.exec::<0x35>(pc, b1, v16),
-            0x36 => self.exec::<0x36>(pc, b1, v16),
-            0x37 => self.exec::<0x37>(pc, b1, v16),
-            0x38 => self.exec::<0x38>(pc, b1, v16),
-            0x39 => self.exec::<0x39>(pc, b1, v16),
-            0x3A => self.exec::<0x3A>(pc, b1, v16),
-            0x3B => self.exec::<0x3B>(pc, b1, v16),
-            0x3C => self.exec::<0x3C>(pc, b1, v16),
-            0x3D => self.exec::<0x3D>(pc, b1, v16),
-            0x3E => self.exec::<0x3E>(pc, b1, v16),
-            0x3F => self.exec::<0x3F>(pc, b1, v16),
-            0x40 => self.exec::<0x40>(pc, b1, v16),
-            0x41 => self.exec::<0x41>(pc, b1, v16),
-            0x42 => self.exec::<0x42>(pc, b1, v16),
-            0x43 => self.exec::<0x43>(pc, b1, v16),
-            0x44 => self.exec::<0x44>(pc, b1, v16),
-            0x45 => self.exec::<0x45>(pc, b1, v16),
-            0x46 => self.exec::<0x46>(pc, b1, v16),
-            0x47 => self.exec::<0x47>(pc, b1, v16),
-            0x48 => self.exec::<0x48>(pc, b1, v16),
-            0x49 => self.exec::<0x49>(pc, b1, v16),
-            0x4A => self.exec::<0x4A>(pc, b1, v16),
-            0x4B => self.exec::<0x4B>(pc, b1, v16),
-            0x4C => self.exec::<0x4C>(pc, b1, v16),
-            0x4D => self.exec::<0x4D>(pc, b1, v16),
-            0x4E => self.exec::<0x4E>(pc, b1, v16),
-            0x4F => self.exec::<0x4F>(pc, b1, v16),
-            0x50 => self.exec::<0x50>(pc, b1, v16),
-            0x51 => self.exec::<0x51>(pc, b1, v16),
-            0x52 => self.exec::<0x52>(pc, b1, v16),
-            0x53 => self.exec::<0x53>(pc, b1, v16),
-            0x54 => self.exec::<0x54>(pc, b1, v16),
-            0x55 => self.exec::<0x55>(pc, b1, v16),
-            0x56 => self.exec::<0x56>(pc, b1, v16),
-            0x57 => self.exec::<0x57>(pc, b1, v16),
-            0x58 => self.exec::<0x58>(pc, b1, v16),
-            0x59 => self.exec::<0x59>(pc, b1, v16),
-            0x5A => self.exec::<0x5A>(pc, b1, v16),
-            0x5B => self.exec::<0x5B>(pc, b1, v16),
-            0x5C => self.exec::<0x5C>(pc, b1, v16),
-            0x5D => self.exec::<0x5D>(pc, b1, v16),
-            0x5E => self.exec::<0x5E>(pc, b1, v16),
-            0x5F => self.exec::<0x5F>(pc, b1, v16),
-            0x60 => self.exec::<0x60>(pc, b1, v16),
-            0x61 => self.exec::<0x61>(pc, b1, v16),
-            0x62 => self.exec::<0x62>(pc, b1, v16),
-            0x63 => self.exec::<0x63>(pc, b1, v16),
-            0x64 => self.exec::<0x64>(pc, b1, v16),
-            0x65 => self.exec::<0x65>(pc, b1, v16),
-            0x66 => self.exec::<0x66>(pc, b1, v16),
-            0x67 => self.exec::<0x67>(pc, b1, v16),
-            0x68 => self.exec::<0x68>(pc, b1, v16),
-            0x69 => self.exec::<0x69>(pc, b1, v16),
-            0x6A => self.exec::<0x6A>(pc, b1, v16),
-            0x6B => self.exec::<0x6B>(pc, b1, v16),
-            0x6C => self.exec::<0x6C>(pc, b1, v16),
-            0x6D => self.exec::<0x6D>(pc, b1, v16),
-            0x6E => self.exec::<0x6E>(pc, b1, v16),
-            0x6F => self.exec::<0x6F>(pc, b1, v16),
-            0x70 => self.exec::<0x70>(pc, b1, v16),
-            0x71 => self.exec::<0x71>(pc, b1, v16),
-            0x72 => self.exec::<0x72>(pc, b1, v16),
-            0x73 => self.exec::<0x73>(pc, b1, v16),
-            0x74 => self.exec::<0x74>(pc, b1, v16),
-            0x75 => self.exec::<0x75>(pc, b1, v16),
-            0x76 => self.exec::<0x76>(pc, b1, v16),
-            0x77 => self.exec::<0x77>(pc, b1, v16),
-            0x78 => self.exec::<0x78>(pc, b1, v16),
-            0x79 => self.exec::<0x79>(pc, b1, v16),
-            0x7A => self.exec::<0x7A>(pc, b1, v16),
-            0x7B => self.exec::<0x7B>(pc, b1, v16),
-            0x7C => self.exec::<0x7C>(pc, b1, v16),
-            0x7D => self.exec::<0x7D>(pc, b1, v16),
-            0x7E => self.exec::<0x7E>(pc, b1, v16),
-            0x7F => self.exec::<0x7F>(pc, b1, v16),
-            0x80 => self.exec::<0x80>(pc, b1, v16),
-            0x81 => self.exec::<0x81>(pc, b1, v16),
-            0x82 => self.exec::<0x82>(pc, b1, v16),
-            0x83 => self.exec::<0x83>(pc, b1, v16),
-            0x84 => self.exec::<0x84>(pc, b1, v16),
-            0x85 => self.exec::<0x85>(pc, b1, v16),
-            0x86 => self.exec::<0x86>(pc, b1, v16),
-            0x87 => self.exec::<0x87>(pc, b1, v16),
-            0x88 => self.exec::<0x88>(pc, b1, v16),
-            0x89 => self.exec::<0x89>(pc, b1, v16),
-            0x8A => self.exec::<0x8A>(pc, b1, v16),
-            0x8B => self.exec::<0x8B>(pc, b1, v16),
-            0x8C => self.exec::<0x8C>(pc, b1, v16),
-            0x8D => self.exec::<0x8D>(pc, b1, v16),
-            0x8E => self.exec::<0x8E>(pc, b1, v16),
-            0x8F => self.exec::<0x8F>(pc, b1, v16),
-            0x90 => self.exec::<0x90>(pc, b1, v16),
-            0x91 => self.exec::<0x91>(pc, b1, v16),
-            0x92 => self.exec::<0x92>(pc, b1, v16),
-            0x93 => self.exec::<0x93>(pc, b1, v16),
-            0x94 => self.exec::<0x94>(pc, b1, v16),
-            0x95 => self.exec::<0x95>(pc, b1, v16),
-            0x96 => self.exec::<0x96>(pc, b1, v16),
-            0x97 => self.exec::<0x97>(pc, b1, v16),
-            0x98 => self.exec::<0x98>(pc, b1, v16),
-            0x99 => self.exec::<0x99>(pc, b1, v16),
-            0x9A => self.exec::<0x9A>(pc, b1, v16),
-            0x9B => self.exec::<0x9B>(pc, b1, v16),
-            0x9C => self.exec::<0x9C>(pc, b1, v16),
-            0x9D => self.exec::<0x9D>(pc, b1, v16),
-            0x9E => self.exec::<0x9E>(pc, b1, v16),
-            0x9F => self.exec::<0x9F>(pc, b1, v16),
-            0xA0 => self.exec::<0xA0>(pc, b1, v16),
-            0xA1 => self.exec::<0xA1>(pc, b1, v16),
-            0xA2 => self.exec::<0xA2>(pc, b1, v16),
-            0xA3 => self.exec::<0xA3>(pc, b1, v16),
-            0xA4 => self.exec::<0xA4>(pc, b1, v16),
-            0xA5 => self.exec::<0xA5>(pc, b1, v16),
-            0xA6 => self.exec::<0xA6>(pc, b1, v16),
-            0xA7 => self.exec::<0xA7>(pc, b1, v16),
-            0xA8 => self.exec::<0xA8>(pc, b1, v16),
-            0xA9 => self.exec::<0xA9>(pc, b1, v16),
-            0xAA => self.exec::<0xAA>(pc, b1, v16),
-            0xAB => self.exec::<0xAB>(pc, b1, v16),
-            0xAC => self.exec::<0xAC>(pc, b1, v16),
-            0xAD => self.exec::<0xAD>(pc, b1, v16),
-            0xAE => self.exec::<0xAE>(pc, b1, v16),
-            0xAF => self.exec::<0xAF>(pc, b1, v16),
-            0xB0 => self.exec::<0xB0>(pc, b1, v16),
-            0xB1 => self.exec::<0xB1>(pc, b1, v16),
-            0xB2 => self.exec::<0xB2>(pc, b1, v16),
-            0xB3 => self.exec::<0xB3>(pc, b1, v16),
-            0xB4 => self.exec::<0xB4>(pc, b1, v16),
-            0xB5 => self.exec::<0xB5>(pc, b1, v16),
-            0xB6 => self.exec::<0xB6>(pc, b1, v16),
-            0xB7 => self.exec::<0xB7>(pc, b1, v16),
-            0xB8 => self.exec::<0xB8>(pc, b1, v16),
-            0xB9 => self.exec::<0xB9>(pc, b1, v16),
-            0xBA => self.exec::<0xBA>(pc, b1, v16),
-            0xBB => self.exec::<0xBB>(pc, b1, v16),
-            0xBC => self.exec::<0xBC>(pc, b1, v16),
-            0xBD => self.exec::<0xBD>(pc, b1, v16),
-            0xBE => self.exec::<0xBE>(pc, b1, v16),
-            0xBF => self.exec::<0xBF>(pc, b1, v16),
-            0xC0 => self.exec::<0xC0>(pc, b1, v16),
-            0xC1 => self.exec::<0xC1>(pc, b1, v16),
-            0xC2 => self.exec::<0xC2>(pc, b1, v16),
-            0xC3 => self.exec::<0xC3>(pc, b1, v16),
-            0xC4 => self.exec::<0xC4>(pc, b1, v16),
-            0xC5 => self.exec::<0xC5>(pc, b1, v16),
-            0xC6 => self.exec::<0xC6>(pc, b1, v16),
-            0xC7 => self.exec::<0xC7>(pc, b1, v16),
-            0xC8 => self.exec::<0xC8>(pc, b1, v16),
-            0xC9 => self.exec::<0xC9>(pc, b1, v16),
-            0xCA => self.exec::<0xCA>(pc, b1, v16),
-            0xCB => self.execute_cb(pc, b1),
-            0xCC => self.exec::<0xCC>(pc, b1, v16),
-            0xCD => self.exec::<0xCD>(pc, b1, v16),
-            0xCE => self.exec::<0xCE>(pc, b1, v16),
-            0xCF => self.exec::<0xCF>(pc, b1, v16),
-            0xD0 => self.exec::<0xD0>(pc, b1, v16),
-            0xD1 => self.exec::<0xD1>(pc, b1, v16),
-            0xD2 => self.exec::<0xD2>(pc, b1, v16),
-            0xD3 => self.exec::<0xD3>(pc, b1, v16),
-            0xD4 => self.exec::<0xD4>(pc, b1, v16),
-            0xD5 => self.exec::<0xD5>(pc, b1, v16),
-            0xD6 => self.exec::<0xD6>(pc, b1, v16),
-            0xD7 => self.exec::<0xD7>(pc, b1, v16),
-            0xD8 => self.exec::<0xD8>(pc, b1, v16),
-            0xD9 => self.exec::<0xD9>(pc, b1, v16),
-            0xDA => self.exec::<0xDA>(pc, b1, v16),
-            0xDB => self.exec::<0xDB>(pc, b1, v16),
-            0xDC => self.exec::<0xDC>(pc, b1, v16),
-            0xDD => self.exec::<0xDD>(pc, b1, v16),
-            0xDE => self.exec::<0xDE>(pc, b1, v16),
-            0xDF => self.exec::<0xDF>(pc, b1, v16),
-            0xE0 => self.exec::<0xE0>(pc, b1, v16),
-            0xE1 => self.exec::<0xE1>(pc, b1, v16),
-            0xE2 => self.exec::<0xE2>(pc, b1, v16),
-            0xE3 => self.exec::<0xE3>(pc, b1, v16),
-            0xE4 => self.exec::<0xE4>(pc, b1, v16),
-            0xE5 => self.exec::<0xE5>(pc, b1, v16),
-            0xE6 => self.exec::<0xE6>(pc, b1, v16),
-            0xE7 => self.exec::<0xE7>(pc, b1, v16),
-            0xE8 => self.exec::<0xE8>(pc, b1, v16),
-            0xE9 => self.exec::<0xE9>(pc, b1, v16),
-            0xEA => self.exec::<0xEA>(pc, b1, v16),
-            0xEB => self.exec::<0xEB>(pc, b1, v16),
-            0xEC => self.exec::<0xEC>(pc, b1, v16),
-            0xED => self.exec::<0xED>(pc, b1, v16),
-            0xEE => self.exec::<0xEE>(pc, b1, v16),
-            0xEF => self.exec::<0xEF>(pc, b1, v16),
-            0xF0 => self.exec::<0xF0>(pc, b1, v16),
-            0xF1 => self.exec::<0xF1>(pc, b1, v16),
-            0xF2 => self.exec::<0xF2>(pc, b1, v16),
-            0xF3 => self.exec::<0xF3>(pc, b1, v16),
-            0xF4 => self.exec::<0xF4>(pc, b1, v16),
-            0xF5 => self.exec::<0xF5>(pc, b1, v16),
-            0xF6 => self.exec::<0xF6>(pc, b1, v16),
-            0xF7 => self.exec::<0xF7>(pc, b1, v16),
-            0xF8 => self.exec::<0xF8>(pc, b1, v16),
-            0xF9 => self.exec::<0xF9>(pc, b1, v16),
-            0xFA => self.exec::<0xFA>(pc, b1, v16),
-            0xFB => self.exec::<0xFB>(pc, b1, v16),
-            0xFC => self.exec::<0xFC>(pc, b1, v16),
-            0xFD => self.exec::<0xFD>(pc, b1, v16),
-            0xFE => self.exec::<0xFE>(pc, b1, v16),
-            0xFF => self.exec::<0xFF>(pc, b1, v16),
+            0x00 => self.exec::<0x00>(r, b1, v16),
+            0x01 => self.exec::<0x01>(r, b1, v16),
+            0x02 => self.exec::<0x02>(r, b1, v16),
+            0x03 => self.exec::<0x03>(r, b1, v16),
+            0x04 => self.exec::<0x04>(r, b1, v16),
+            0x05 => self.exec::<0x05>(r, b1, v16),
+            0x06 => self.exec::<0x06>(r, b1, v16),
+            0x07 => self.exec::<0x07>(r, b1, v16),
+            0x08 => self.exec::<0x08>(r, b1, v16),
+            0x09 => self.exec::<0x09>(r, b1, v16),
+            0x0A => self.exec::<0x0A>(r, b1, v16),
+            0x0B => self.exec::<0x0B>(r, b1, v16),
+            0x0C => self.exec::<0x0C>(r, b1, v16),
+            0x0D => self.exec::<0x0D>(r, b1, v16),
+            0x0E => self.exec::<0x0E>(r, b1, v16),
+            0x0F => self.exec::<0x0F>(r, b1, v16),
+            0x10 => self.exec::<0x10>(r, b1, v16),
+            0x11 => self.exec::<0x11>(r, b1, v16),
+            0x12 => self.exec::<0x12>(r, b1, v16),
+            0x13 => self.exec::<0x13>(r, b1, v16),
+            0x14 => self.exec::<0x14>(r, b1, v16),
+            0x15 => self.exec::<0x15>(r, b1, v16),
+            0x16 => self.exec::<0x16>(r, b1, v16),
+            0x17 => self.exec::<0x17>(r, b1, v16),
+            0x18 => self.exec::<0x18>(r, b1, v16),
+            0x19 => self.exec::<0x19>(r, b1, v16),
+            0x1A => self.exec::<0x1A>(r, b1, v16),
+            0x1B => self.exec::<0x1B>(r, b1, v16),
+            0x1C => self.exec::<0x1C>(r, b1, v16),
+            0x1D => self.exec::<0x1D>(r, b1, v16),
+            0x1E => self.exec::<0x1E>(r, b1, v16),
+            0x1F => self.exec::<0x1F>(r, b1, v16),
+            0x20 => self.exec::<0x20>(r, b1, v16),
+            0x21 => self.exec::<0x21>(r, b1, v16),
+            0x22 => self.exec::<0x22>(r, b1, v16),
+            0x23 => self.exec::<0x23>(r, b1, v16),
+            0x24 => self.exec::<0x24>(r, b1, v16),
+            0x25 => self.exec::<0x25>(r, b1, v16),
+            0x26 => self.exec::<0x26>(r, b1, v16),
+            0x27 => self.exec::<0x27>(r, b1, v16),
+            0x28 => self.exec::<0x28>(r, b1, v16),
+            0x29 => self.exec::<0x29>(r, b1, v16),
+            0x2A => self.exec::<0x2A>(r, b1, v16),
+            0x2B => self.exec::<0x2B>(r, b1, v16),
+            0x2C => self.exec::<0x2C>(r, b1, v16),
+            0x2D => self.exec::<0x2D>(r, b1, v16),
+            0x2E => self.exec::<0x2E>(r, b1, v16),
+            0x2F => self.exec::<0x2F>(r, b1, v16),
+            0x30 => self.exec::<0x30>(r, b1, v16),
+            0x31 => self.exec::<0x31>(r, b1, v16),
+            0x32 => self.exec::<0x32>(r, b1, v16),
+            0x33 => self.exec::<0x33>(r, b1, v16),
+            0x34 => self.exec::<0x34>(r, b1, v16),
+            0x35 => self.exec::<0x35>(r, b1, v16),
+            0x36 => self.exec::<0x36>(r, b1, v16),
+            0x37 => self.exec::<0x37>(r, b1, v16),
+            0x38 => self.exec::<0x38>(r, b1, v16),
+            0x39 => self.exec::<0x39>(r, b1, v16),
+            0x3A => self.exec::<0x3A>(r, b1, v16),
+            0x3B => self.exec::<0x3B>(r, b1, v16),
+            0x3C => self.exec::<0x3C>(r, b1, v16),
+            0x3D => self.exec::<0x3D>(r, b1, v16),
+            0x3E => self.exec::<0x3E>(r, b1, v16),
+            0x3F => self.exec::<0x3F>(r, b1, v16),
+            0x40 => self.exec::<0x40>(r, b1, v16),
+            0x41 => self.exec::<0x41>(r, b1, v16),
+            0x42 => self.exec::<0x42>(r, b1, v16),
+            0x43 => self.exec::<0x43>(r, b1, v16),
+            0x44 => self.exec::<0x44>(r, b1, v16),
+            0x45 => self.exec::<0x45>(r, b1, v16),
+            0x46 => self.exec::<0x46>(r, b1, v16),
+            0x47 => self.exec::<0x47>(r, b1, v16),
+            0x48 => self.exec::<0x48>(r, b1, v16),
+            0x49 => self.exec::<0x49>(r, b1, v16),
+            0x4A => self.exec::<0x4A>(r, b1, v16),
+            0x4B => self.exec::<0x4B>(r, b1, v16),
+            0x4C => self.exec::<0x4C>(r, b1, v16),
+            0x4D => self.exec::<0x4D>(r, b1, v16),
+            0x4E => self.exec::<0x4E>(r, b1, v16),
+            0x4F => self.exec::<0x4F>(r, b1, v16),
+            0x50 => self.exec::<0x50>(r, b1, v16),
+            0x51 => self.exec::<0x51>(r, b1, v16),
+            0x52 => self.exec::<0x52>(r, b1, v16),
+            0x53 => self.exec::<0x53>(r, b1, v16),
+            0x54 => self.exec::<0x54>(r, b1, v16),
+            0x55 => self.exec::<0x55>(r, b1, v16),
+            0x56 => self.exec::<0x56>(r, b1, v16),
+            0x57 => self.exec::<0x57>(r, b1, v16),
+            0x58 => self.exec::<0x58>(r, b1, v16),
+            0x59 => self.exec::<0x59>(r, b1, v16),
+            0x5A => self.exec::<0x5A>(r, b1, v16),
+            0x5B => self.exec::<0x5B>(r, b1, v16),
+            0x5C => self.exec::<0x5C>(r, b1, v16),
+            0x5D => self.exec::<0x5D>(r, b1, v16),
+            0x5E => self.exec::<0x5E>(r, b1, v16),
+            0x5F => self.exec::<0x5F>(r, b1, v16),
+            0x60 => self.exec::<0x60>(r, b1, v16),
+            0x61 => self.exec::<0x61>(r, b1, v16),
+            0x62 => self.exec::<0x62>(r, b1, v16),
+            0x63 => self.exec::<0x63>(r, b1, v16),
+            0x64 => self.exec::<0x64>(r, b1, v16),
+            0x65 => self.exec::<0x65>(r, b1, v16),
+            0x66 => self.exec::<0x66>(r, b1, v16),
+            0x67 => self.exec::<0x67>(r, b1, v16),
+            0x68 => self.exec::<0x68>(r, b1, v16),
+            0x69 => self.exec::<0x69>(r, b1, v16),
+            0x6A => self.exec::<0x6A>(r, b1, v16),
+            0x6B => self.exec::<0x6B>(r, b1, v16),
+            0x6C => self.exec::<0x6C>(r, b1, v16),
+            0x6D => self.exec::<0x6D>(r, b1, v16),
+            0x6E => self.exec::<0x6E>(r, b1, v16),
+            0x6F => self.exec::<0x6F>(r, b1, v16),
+            0x70 => self.exec::<0x70>(r, b1, v16),
+            0x71 => self.exec::<0x71>(r, b1, v16),
+            0x72 => self.exec::<0x72>(r, b1, v16),
+            0x73 => self.exec::<0x73>(r, b1, v16),
+            0x74 => self.exec::<0x74>(r, b1, v16),
+            0x75 => self.exec::<0x75>(r, b1, v16),
+            0x76 => self.exec::<0x76>(r, b1, v16),
+            0x77 => self.exec::<0x77>(r, b1, v16),
+            0x78 => self.exec::<0x78>(r, b1, v16),
+            0x79 => self.exec::<0x79>(r, b1, v16),
+            0x7A => self.exec::<0x7A>(r, b1, v16),
+            0x7B => self.exec::<0x7B>(r, b1, v16),
+            0x7C => self.exec::<0x7C>(r, b1, v16),
+            0x7D => self.exec::<0x7D>(r, b1, v16),
+            0x7E => self.exec::<0x7E>(r, b1, v16),
+            0x7F => self.exec::<0x7F>(r, b1, v16),
+            0x80 => self.exec::<0x80>(r, b1, v16),
+            0x81 => self.exec::<0x81>(r, b1, v16),
+            0x82 => self.exec::<0x82>(r, b1, v16),
+            0x83 => self.exec::<0x83>(r, b1, v16),
+            0x84 => self.exec::<0x84>(r, b1, v16),
+            0x85 => self.exec::<0x85>(r, b1, v16),
+            0x86 => self.exec::<0x86>(r, b1, v16),
+            0x87 => self.exec::<0x87>(r, b1, v16),
+            0x88 => self.exec::<0x88>(r, b1, v16),
+            0x89 => self.exec::<0x89>(r, b1, v16),
+            0x8A => self.exec::<0x8A>(r, b1, v16),
+            0x8B => self.exec::<0x8B>(r, b1, v16),
+            0x8C => self.exec::<0x8C>(r, b1, v16),
+            0x8D => self.exec::<0x8D>(r, b1, v16),
+            0x8E => self.exec::<0x8E>(r, b1, v16),
+            0x8F => self.exec::<0x8F>(r, b1, v16),
+            0x90 => self.exec::<0x90>(r, b1, v16),
+            0x91 => self.exec::<0x91>(r, b1, v16),
+            0x92 => self.exec::<0x92>(r, b1, v16),
+            0x93 => self.exec::<0x93>(r, b1, v16),
+            0x94 => self.exec::<0x94>(r, b1, v16),
+            0x95 => self.exec::<0x95>(r, b1, v16),
+            0x96 => self.exec::<0x96>(r, b1, v16),
+            0x97 => self.exec::<0x97>(r, b1, v16),
+            0x98 => self.exec::<0x98>(r, b1, v16),
+            0x99 => self.exec::<0x99>(r, b1, v16),
+            0x9A => self.exec::<0x9A>(r, b1, v16),
+            0x9B => self.exec::<0x9B>(r, b1, v16),
+            0x9C => self.exec::<0x9C>(r, b1, v16),
+            0x9D => self.exec::<0x9D>(r, b1, v16),
+            0x9E => self.exec::<0x9E>(r, b1, v16),
+            0x9F => self.exec::<0x9F>(r, b1, v16),
+            0xA0 => self.exec::<0xA0>(r, b1, v16),
+            0xA1 => self.exec::<0xA1>(r, b1, v16),
+            0xA2 => self.exec::<0xA2>(r, b1, v16),
+            0xA3 => self.exec::<0xA3>(r, b1, v16),
+            0xA4 => self.exec::<0xA4>(r, b1, v16),
+            0xA5 => self.exec::<0xA5>(r, b1, v16),
+            0xA6 => self.exec::<0xA6>(r, b1, v16),
+            0xA7 => self.exec::<0xA7>(r, b1, v16),
+            0xA8 => self.exec::<0xA8>(r, b1, v16),
+            0xA9 => self.exec::<0xA9>(r, b1, v16),
+            0xAA => self.exec::<0xAA>(r, b1, v16),
+            0xAB => self.exec::<0xAB>(r, b1, v16),
+            0xAC => self.exec::<0xAC>(r, b1, v16),
+            0xAD => self.exec::<0xAD>(r, b1, v16),
+            0xAE => self.exec::<0xAE>(r, b1, v16),
+            0xAF => self.exec::<0xAF>(r, b1, v16),
+            0xB0 => self.exec::<0xB0>(r, b1, v16),
+            0xB1 => self.exec::<0xB1>(r, b1, v16),
+            0xB2 => self.exec::<0xB2>(r, b1, v16),
+            0xB3 => self.exec::<0xB3>(r, b1, v16),
+            0xB4 => self.exec::<0xB4>(r, b1, v16),
+            0xB5 => self.exec::<0xB5>(r, b1, v16),
+            0xB6 => self.exec::<0xB6>(r, b1, v16),
+            0xB7 => self.exec::<0xB7>(r, b1, v16),
+            0xB8 => self.exec::<0xB8>(r, b1, v16),
+            0xB9 => self.exec::<0xB9>(r, b1, v16),
+            0xBA => self.exec::<0xBA>(r, b1, v16),
+            0xBB => self.exec::<0xBB>(r, b1, v16),
+            0xBC => self.exec::<0xBC>(r, b1, v16),
+            0xBD => self.exec::<0xBD>(r, b1, v16),
+            0xBE => self.exec::<0xBE>(r, b1, v16),
+            0xBF => self.exec::<0xBF>(r, b1, v16),
+            0xC0 => self.exec::<0xC0>(r, b1, v16),
+            0xC1 => self.exec::<0xC1>(r, b1, v16),
+            0xC2 => self.exec::<0xC2>(r, b1, v16),
+            0xC3 => self.exec::<0xC3>(r, b1, v16),
+            0xC4 => self.exec::<0xC4>(r, b1, v16),
+            0xC5 => self.exec::<0xC5>(r, b1, v16),
+            0xC6 => self.exec::<0xC6>(r, b1, v16),
+            0xC7 => self.exec::<0xC7>(r, b1, v16),
+            0xC8 => self.exec::<0xC8>(r, b1, v16),
+            0xC9 => self.exec::<0xC9>(r, b1, v16),
+            0xCA => self.exec::<0xCA>(r, b1, v16),
+            0xCB => self.execute_cb(r, b1),
+            0xCC => self.exec::<0xCC>(r, b1, v16),
+            0xCD => self.exec::<0xCD>(r, b1, v16),
+            0xCE => self.exec::<0xCE>(r, b1, v16),
+            0xCF => self.exec::<0xCF>(r, b1, v16),
+            0xD0 => self.exec::<0xD0>(r, b1, v16),
+            0xD1 => self.exec::<0xD1>(r, b1, v16),
+            0xD2 => self.exec::<0xD2>(r, b1, v16),
+            0xD3 => self.exec::<0xD3>(r, b1, v16),
+            0xD4 => self.exec::<0xD4>(r, b1, v16),
+            0xD5 => self.exec::<0xD5>(r, b1, v16),
+            0xD6 => self.exec::<0xD6>(r, b1, v16),
+            0xD7 => self.exec::<0xD7>(r, b1, v16),
+            0xD8 => self.exec::<0xD8>(r, b1, v16),
+            0xD9 => self.exec::<0xD9>(r, b1, v16),
+            0xDA => self.exec::<0xDA>(r, b1, v16),
+            0xDB => self.exec::<0xDB>(r, b1, v16),
+            0xDC => self.exec::<0xDC>(r, b1, v16),
+            0xDD => self.exec::<0xDD>(r, b1, v16),
+            0xDE => self.exec::<0xDE>(r, b1, v16),
+            0xDF => self.exec::<0xDF>(r, b1, v16),
+            0xE0 => self.exec::<0xE0>(r, b1, v16),
+            0xE1 => self.exec::<0xE1>(r, b1, v16),
+            0xE2 => self.exec::<0xE2>(r, b1, v16),
+            0xE3 => self.exec::<0xE3>(r, b1, v16),
+            0xE4 => self.exec::<0xE4>(r, b1, v16),
+            0xE5 => self.exec::<0xE5>(r, b1, v16),
+            0xE6 => self.exec::<0xE6>(r, b1, v16),
+            0xE7 => self.exec::<0xE7>(r, b1, v16),
+            0xE8 => self.exec::<0xE8>(r, b1, v16),
+            0xE9 => self.exec::<0xE9>(r, b1, v16),
+            0xEA => self.exec::<0xEA>(r, b1, v16),
+            0xEB => self.exec::<0xEB>(r, b1, v16),
+            0xEC => self.exec::<0xEC>(r, b1, v16),
+            0xED => self.exec::<0xED>(r, b1, v16),
+            0xEE => self.exec::<0xEE>(r, b1, v16),
+            0xEF => self.exec::<0xEF>(r, b1, v16),
+            0xF0 => self.exec::<0xF0>(r, b1, v16),
+            0xF1 => self.exec::<0xF1>(r, b1, v16),
+            0xF2 => self.exec::<0xF2>(r, b1, v16),
+            0xF3 => self.exec::<0xF3>(r, b1, v16),
+            0xF4 => self.exec::<0xF4>(r, b1, v16),
+            0xF5 => self.exec::<0xF5>(r, b1, v16),
+            0xF6 => self.exec::<0xF6>(r, b1, v16),
+            0xF7 => self.exec::<0xF7>(r, b1, v16),
+            0xF8 => self.exec::<0xF8>(r, b1, v16),
+            0xF9 => self.exec::<0xF9>(r, b1, v16),
+            0xFA => self.exec::<0xFA>(r, b1, v16),
+            0xFB => self.exec::<0xFB>(r, b1, v16),
+            0xFC => self.exec::<0xFC>(r, b1, v16),
+            0xFD => self.exec::<0xFD>(r, b1, v16),
+            0xFE => self.exec::<0xFE>(r, b1, v16),
+            0xFF => self.exec::<0xFF>(r, b1, v16),
         }
     }
 
     /// One opcode's handler: `OP` is a constant, so each instance keeps only its own arm.
     #[inline(always)]
-    fn exec<const OP: u8>(&mut self, pc: &mut u16, v8: u8, v16: u16) {
+    fn exec<const OP: u8>(&mut self, r: &mut Hot, v8: u8, v16: u16) {
         let op = OP;
         match op {
-            0x00 => self.next(pc, 1, 4),
+            0x00 => self.next(r, 1, 4),
             0x01 | 0x11 | 0x21 | 0x31 => {
                 match op {
                     0x01 => self.set_bc(v16),
@@ -721,45 +765,45 @@ impl GameBoy {
                     0x21 => self.hl = v16,
                     _ => self.sp = v16,
                 }
-                self.next(pc, 3, 12);
+                self.next(r, 3, 12);
             }
             0x02 => {
-                self.write(self.bc(), self.a);
-                self.next(pc, 1, 8);
+                self.write_c(r.cycles, self.bc(), self.a);
+                self.next(r, 1, 8);
             }
             0x12 => {
                 self.mao = 4;
-                self.write(self.de(), self.a);
+                self.write_c(r.cycles, self.de(), self.a);
                 self.mao = 0;
-                self.next(pc, 1, 8);
+                self.next(r, 1, 8);
             }
             0x22 | 0x32 => {
-                self.write(self.hl, self.a);
+                self.write_c(r.cycles, self.hl, self.a);
                 self.hl = if op == 0x22 {
                     self.hl.wrapping_add(1)
                 } else {
                     self.hl.wrapping_sub(1)
                 };
-                self.next(pc, 1, 8);
+                self.next(r, 1, 8);
             }
             0x0A => {
-                self.a = self.read(self.bc());
-                self.next(pc, 1, 8);
+                self.a = self.read_c(r.cycles, self.bc());
+                self.next(r, 1, 8);
             }
             0x1A => {
                 self.mao = 4;
-                self.a = self.read(self.de());
+                self.a = self.read_c(r.cycles, self.de());
                 self.mao = 0;
-                self.next(pc, 1, 8);
+                self.next(r, 1, 8);
             }
             0x2A | 0x3A => {
-                self.a = self.read(self.hl);
+                self.a = self.read_c(r.cycles, self.hl);
                 self.hl = if op == 0x2A {
                     self.hl.wrapping_add(1)
                 } else {
                     self.hl.wrapping_sub(1)
                 };
-                self.next(pc, 1, 8);
+                self.next(r, 1, 8);
             }
             0x03 | 0x13 | 0x23 | 0x33 | 0x0B | 0x1B | 0x2B | 0x3B => {
                 let delta: u16 = if op & 0x08 == 0 { 1 } else { 0xFFFF };
@@ -769,7 +813,7 @@ impl GameBoy {
                     2 => self.hl = self.hl.wrapping_add(delta),
                     _ => self.sp = self.sp.wrapping_add(delta),
                 }
-                self.next(pc, 1, 8);
+                self.next(r, 1, 8);
             }
             0x09 | 0x19 | 0x29 | 0x39 => {
                 let v = match op >> 4 {
@@ -779,63 +823,63 @@ impl GameBoy {
                     _ => self.sp,
                 };
                 self.add_hl(v);
-                self.next(pc, 1, 8);
+                self.next(r, 1, 8);
             }
             0x34 | 0x35 => {
-                let a = self.read(self.hl);
+                let a = self.read_c(r.cycles, self.hl);
                 let t = if op == 0x34 {
                     self.inc8(a)
                 } else {
                     self.dec8(a)
                 };
-                self.cycles += 4;
-                self.write(self.hl, t);
-                self.next(pc, 1, 8);
+                r.cycles += 4;
+                self.write_c(r.cycles, self.hl, t);
+                self.next(r, 1, 8);
             }
             0x36 => {
-                self.cycles += 4;
-                self.write(self.hl, v8);
-                self.next(pc, 2, 8);
+                r.cycles += 4;
+                self.write_c(r.cycles, self.hl, v8);
+                self.next(r, 2, 8);
             }
             0x04 | 0x0C | 0x14 | 0x1C | 0x24 | 0x2C | 0x3C => {
-                let r = (op >> 3) & 7;
-                let t = self.inc8(self.reg(r));
-                self.set_reg(r, t);
-                self.next(pc, 1, 4);
+                let ri = (op >> 3) & 7;
+                let t = self.inc8(self.reg(ri));
+                self.set_reg(ri, t);
+                self.next(r, 1, 4);
             }
             0x05 | 0x0D | 0x15 | 0x1D | 0x25 | 0x2D | 0x3D => {
-                let r = (op >> 3) & 7;
-                let t = self.dec8(self.reg(r));
-                self.set_reg(r, t);
-                self.next(pc, 1, 4);
+                let ri = (op >> 3) & 7;
+                let t = self.dec8(self.reg(ri));
+                self.set_reg(ri, t);
+                self.next(r, 1, 4);
             }
             0x06 | 0x0E | 0x16 | 0x1E | 0x26 | 0x2E | 0x3E => {
                 self.set_reg((op >> 3) & 7, v8);
-                self.next(pc, 2, 8);
+                self.next(r, 2, 8);
             }
             0x07 | 0x0F | 0x17 | 0x1F => {
                 let t = self.cb_shift(op >> 3, self.a);
                 self.f &= !FLAG_Z; // the A-only rotations always clear Z
                 self.a = t;
-                self.next(pc, 1, 4);
+                self.next(r, 1, 4);
             }
             0x08 => {
-                self.write(v16, self.sp as u8);
-                self.write(v16.wrapping_add(1), (self.sp >> 8) as u8);
-                self.next(pc, 3, 20);
+                self.write_c(r.cycles, v16, self.sp as u8);
+                self.write_c(r.cycles, v16.wrapping_add(1), (self.sp >> 8) as u8);
+                self.next(r, 3, 20);
             }
-            0x10 => self.next(pc, 2, 4), // STOP: a 2-byte no-op on DMG in PyBoy
+            0x10 => self.next(r, 2, 4), // STOP: a 2-byte no-op on DMG in PyBoy
             0x18 => {
-                *pc = pc.wrapping_add(2).wrapping_add(v8 as i8 as i16 as u16);
-                self.cycles += 12;
+                r.pc = r.pc.wrapping_add(2).wrapping_add(v8 as i8 as i16 as u16);
+                r.cycles += 12;
             }
             0x20 | 0x28 | 0x30 | 0x38 => {
-                *pc = pc.wrapping_add(2);
+                r.pc = r.pc.wrapping_add(2);
                 if self.condition(op) {
-                    *pc = pc.wrapping_add(v8 as i8 as i16 as u16);
-                    self.cycles += 12;
+                    r.pc = r.pc.wrapping_add(v8 as i8 as i16 as u16);
+                    r.cycles += 12;
                 } else {
-                    self.cycles += 8;
+                    r.cycles += 8;
                 }
             }
             0x27 => {
@@ -862,20 +906,20 @@ impl GameBoy {
                 let c = (corr & 0x60 != 0) as u8;
                 self.f = (self.f & FLAG_N) | z << 7 | c << 4;
                 self.a = t as u8;
-                self.next(pc, 1, 4);
+                self.next(r, 1, 4);
             }
             0x2F => {
                 self.a = !self.a;
                 self.f = (self.f & 0x90) | 0x60;
-                self.next(pc, 1, 4);
+                self.next(r, 1, 4);
             }
             0x37 => {
                 self.f = (self.f & FLAG_Z) | FLAG_C;
-                self.next(pc, 1, 4);
+                self.next(r, 1, 4);
             }
             0x3F => {
                 self.f = (self.f & FLAG_Z) | ((self.f & FLAG_C) ^ FLAG_C);
-                self.next(pc, 1, 4);
+                self.next(r, 1, 4);
             }
             0x76 => {
                 // PC stays on the HALT; leaving it adds the 1 (see check_interrupts).
@@ -883,164 +927,164 @@ impl GameBoy {
                 self.halted_during_ei = self.ei_delay == 1;
                 self.bail = true;
                 self.stop = i64::MIN;
-                self.cycles += 4;
+                r.cycles += 4;
             }
-            0x40 => self.ld_r_r::<0, 0>(pc),
-            0x41 => self.ld_r_r::<0, 1>(pc),
-            0x42 => self.ld_r_r::<0, 2>(pc),
-            0x43 => self.ld_r_r::<0, 3>(pc),
-            0x44 => self.ld_r_r::<0, 4>(pc),
-            0x45 => self.ld_r_r::<0, 5>(pc),
-            0x46 => self.ld_r_r::<0, 6>(pc),
-            0x47 => self.ld_r_r::<0, 7>(pc),
-            0x48 => self.ld_r_r::<1, 0>(pc),
-            0x49 => self.ld_r_r::<1, 1>(pc),
-            0x4A => self.ld_r_r::<1, 2>(pc),
-            0x4B => self.ld_r_r::<1, 3>(pc),
-            0x4C => self.ld_r_r::<1, 4>(pc),
-            0x4D => self.ld_r_r::<1, 5>(pc),
-            0x4E => self.ld_r_r::<1, 6>(pc),
-            0x4F => self.ld_r_r::<1, 7>(pc),
-            0x50 => self.ld_r_r::<2, 0>(pc),
-            0x51 => self.ld_r_r::<2, 1>(pc),
-            0x52 => self.ld_r_r::<2, 2>(pc),
-            0x53 => self.ld_r_r::<2, 3>(pc),
-            0x54 => self.ld_r_r::<2, 4>(pc),
-            0x55 => self.ld_r_r::<2, 5>(pc),
-            0x56 => self.ld_r_r::<2, 6>(pc),
-            0x57 => self.ld_r_r::<2, 7>(pc),
-            0x58 => self.ld_r_r::<3, 0>(pc),
-            0x59 => self.ld_r_r::<3, 1>(pc),
-            0x5A => self.ld_r_r::<3, 2>(pc),
-            0x5B => self.ld_r_r::<3, 3>(pc),
-            0x5C => self.ld_r_r::<3, 4>(pc),
-            0x5D => self.ld_r_r::<3, 5>(pc),
-            0x5E => self.ld_r_r::<3, 6>(pc),
-            0x5F => self.ld_r_r::<3, 7>(pc),
-            0x60 => self.ld_r_r::<4, 0>(pc),
-            0x61 => self.ld_r_r::<4, 1>(pc),
-            0x62 => self.ld_r_r::<4, 2>(pc),
-            0x63 => self.ld_r_r::<4, 3>(pc),
-            0x64 => self.ld_r_r::<4, 4>(pc),
-            0x65 => self.ld_r_r::<4, 5>(pc),
-            0x66 => self.ld_r_r::<4, 6>(pc),
-            0x67 => self.ld_r_r::<4, 7>(pc),
-            0x68 => self.ld_r_r::<5, 0>(pc),
-            0x69 => self.ld_r_r::<5, 1>(pc),
-            0x6A => self.ld_r_r::<5, 2>(pc),
-            0x6B => self.ld_r_r::<5, 3>(pc),
-            0x6C => self.ld_r_r::<5, 4>(pc),
-            0x6D => self.ld_r_r::<5, 5>(pc),
-            0x6E => self.ld_r_r::<5, 6>(pc),
-            0x6F => self.ld_r_r::<5, 7>(pc),
-            0x70 => self.ld_r_r::<6, 0>(pc),
-            0x71 => self.ld_r_r::<6, 1>(pc),
-            0x72 => self.ld_r_r::<6, 2>(pc),
-            0x73 => self.ld_r_r::<6, 3>(pc),
-            0x74 => self.ld_r_r::<6, 4>(pc),
-            0x75 => self.ld_r_r::<6, 5>(pc),
-            0x77 => self.ld_r_r::<6, 7>(pc),
-            0x78 => self.ld_r_r::<7, 0>(pc),
-            0x79 => self.ld_r_r::<7, 1>(pc),
-            0x7A => self.ld_r_r::<7, 2>(pc),
-            0x7B => self.ld_r_r::<7, 3>(pc),
-            0x7C => self.ld_r_r::<7, 4>(pc),
-            0x7D => self.ld_r_r::<7, 5>(pc),
-            0x7E => self.ld_r_r::<7, 6>(pc),
-            0x7F => self.ld_r_r::<7, 7>(pc),
-            0x80 => self.alu_r::<0, 0>(pc),
-            0x81 => self.alu_r::<0, 1>(pc),
-            0x82 => self.alu_r::<0, 2>(pc),
-            0x83 => self.alu_r::<0, 3>(pc),
-            0x84 => self.alu_r::<0, 4>(pc),
-            0x85 => self.alu_r::<0, 5>(pc),
-            0x86 => self.alu_r::<0, 6>(pc),
-            0x87 => self.alu_r::<0, 7>(pc),
-            0x88 => self.alu_r::<1, 0>(pc),
-            0x89 => self.alu_r::<1, 1>(pc),
-            0x8A => self.alu_r::<1, 2>(pc),
-            0x8B => self.alu_r::<1, 3>(pc),
-            0x8C => self.alu_r::<1, 4>(pc),
-            0x8D => self.alu_r::<1, 5>(pc),
-            0x8E => self.alu_r::<1, 6>(pc),
-            0x8F => self.alu_r::<1, 7>(pc),
-            0x90 => self.alu_r::<2, 0>(pc),
-            0x91 => self.alu_r::<2, 1>(pc),
-            0x92 => self.alu_r::<2, 2>(pc),
-            0x93 => self.alu_r::<2, 3>(pc),
-            0x94 => self.alu_r::<2, 4>(pc),
-            0x95 => self.alu_r::<2, 5>(pc),
-            0x96 => self.alu_r::<2, 6>(pc),
-            0x97 => self.alu_r::<2, 7>(pc),
-            0x98 => self.alu_r::<3, 0>(pc),
-            0x99 => self.alu_r::<3, 1>(pc),
-            0x9A => self.alu_r::<3, 2>(pc),
-            0x9B => self.alu_r::<3, 3>(pc),
-            0x9C => self.alu_r::<3, 4>(pc),
-            0x9D => self.alu_r::<3, 5>(pc),
-            0x9E => self.alu_r::<3, 6>(pc),
-            0x9F => self.alu_r::<3, 7>(pc),
-            0xA0 => self.alu_r::<4, 0>(pc),
-            0xA1 => self.alu_r::<4, 1>(pc),
-            0xA2 => self.alu_r::<4, 2>(pc),
-            0xA3 => self.alu_r::<4, 3>(pc),
-            0xA4 => self.alu_r::<4, 4>(pc),
-            0xA5 => self.alu_r::<4, 5>(pc),
-            0xA6 => self.alu_r::<4, 6>(pc),
-            0xA7 => self.alu_r::<4, 7>(pc),
-            0xA8 => self.alu_r::<5, 0>(pc),
-            0xA9 => self.alu_r::<5, 1>(pc),
-            0xAA => self.alu_r::<5, 2>(pc),
-            0xAB => self.alu_r::<5, 3>(pc),
-            0xAC => self.alu_r::<5, 4>(pc),
-            0xAD => self.alu_r::<5, 5>(pc),
-            0xAE => self.alu_r::<5, 6>(pc),
-            0xAF => self.alu_r::<5, 7>(pc),
-            0xB0 => self.alu_r::<6, 0>(pc),
-            0xB1 => self.alu_r::<6, 1>(pc),
-            0xB2 => self.alu_r::<6, 2>(pc),
-            0xB3 => self.alu_r::<6, 3>(pc),
-            0xB4 => self.alu_r::<6, 4>(pc),
-            0xB5 => self.alu_r::<6, 5>(pc),
-            0xB6 => self.alu_r::<6, 6>(pc),
-            0xB7 => self.alu_r::<6, 7>(pc),
-            0xB8 => self.alu_r::<7, 0>(pc),
-            0xB9 => self.alu_r::<7, 1>(pc),
-            0xBA => self.alu_r::<7, 2>(pc),
-            0xBB => self.alu_r::<7, 3>(pc),
-            0xBC => self.alu_r::<7, 4>(pc),
-            0xBD => self.alu_r::<7, 5>(pc),
-            0xBE => self.alu_r::<7, 6>(pc),
-            0xBF => self.alu_r::<7, 7>(pc),
+            0x40 => self.ld_r_r::<0, 0>(r),
+            0x41 => self.ld_r_r::<0, 1>(r),
+            0x42 => self.ld_r_r::<0, 2>(r),
+            0x43 => self.ld_r_r::<0, 3>(r),
+            0x44 => self.ld_r_r::<0, 4>(r),
+            0x45 => self.ld_r_r::<0, 5>(r),
+            0x46 => self.ld_r_r::<0, 6>(r),
+            0x47 => self.ld_r_r::<0, 7>(r),
+            0x48 => self.ld_r_r::<1, 0>(r),
+            0x49 => self.ld_r_r::<1, 1>(r),
+            0x4A => self.ld_r_r::<1, 2>(r),
+            0x4B => self.ld_r_r::<1, 3>(r),
+            0x4C => self.ld_r_r::<1, 4>(r),
+            0x4D => self.ld_r_r::<1, 5>(r),
+            0x4E => self.ld_r_r::<1, 6>(r),
+            0x4F => self.ld_r_r::<1, 7>(r),
+            0x50 => self.ld_r_r::<2, 0>(r),
+            0x51 => self.ld_r_r::<2, 1>(r),
+            0x52 => self.ld_r_r::<2, 2>(r),
+            0x53 => self.ld_r_r::<2, 3>(r),
+            0x54 => self.ld_r_r::<2, 4>(r),
+            0x55 => self.ld_r_r::<2, 5>(r),
+            0x56 => self.ld_r_r::<2, 6>(r),
+            0x57 => self.ld_r_r::<2, 7>(r),
+            0x58 => self.ld_r_r::<3, 0>(r),
+            0x59 => self.ld_r_r::<3, 1>(r),
+            0x5A => self.ld_r_r::<3, 2>(r),
+            0x5B => self.ld_r_r::<3, 3>(r),
+            0x5C => self.ld_r_r::<3, 4>(r),
+            0x5D => self.ld_r_r::<3, 5>(r),
+            0x5E => self.ld_r_r::<3, 6>(r),
+            0x5F => self.ld_r_r::<3, 7>(r),
+            0x60 => self.ld_r_r::<4, 0>(r),
+            0x61 => self.ld_r_r::<4, 1>(r),
+            0x62 => self.ld_r_r::<4, 2>(r),
+            0x63 => self.ld_r_r::<4, 3>(r),
+            0x64 => self.ld_r_r::<4, 4>(r),
+            0x65 => self.ld_r_r::<4, 5>(r),
+            0x66 => self.ld_r_r::<4, 6>(r),
+            0x67 => self.ld_r_r::<4, 7>(r),
+            0x68 => self.ld_r_r::<5, 0>(r),
+            0x69 => self.ld_r_r::<5, 1>(r),
+            0x6A => self.ld_r_r::<5, 2>(r),
+            0x6B => self.ld_r_r::<5, 3>(r),
+            0x6C => self.ld_r_r::<5, 4>(r),
+            0x6D => self.ld_r_r::<5, 5>(r),
+            0x6E => self.ld_r_r::<5, 6>(r),
+            0x6F => self.ld_r_r::<5, 7>(r),
+            0x70 => self.ld_r_r::<6, 0>(r),
+            0x71 => self.ld_r_r::<6, 1>(r),
+            0x72 => self.ld_r_r::<6, 2>(r),
+            0x73 => self.ld_r_r::<6, 3>(r),
+            0x74 => self.ld_r_r::<6, 4>(r),
+            0x75 => self.ld_r_r::<6, 5>(r),
+            0x77 => self.ld_r_r::<6, 7>(r),
+            0x78 => self.ld_r_r::<7, 0>(r),
+            0x79 => self.ld_r_r::<7, 1>(r),
+            0x7A => self.ld_r_r::<7, 2>(r),
+            0x7B => self.ld_r_r::<7, 3>(r),
+            0x7C => self.ld_r_r::<7, 4>(r),
+            0x7D => self.ld_r_r::<7, 5>(r),
+            0x7E => self.ld_r_r::<7, 6>(r),
+            0x7F => self.ld_r_r::<7, 7>(r),
+            0x80 => self.alu_r::<0, 0>(r),
+            0x81 => self.alu_r::<0, 1>(r),
+            0x82 => self.alu_r::<0, 2>(r),
+            0x83 => self.alu_r::<0, 3>(r),
+            0x84 => self.alu_r::<0, 4>(r),
+            0x85 => self.alu_r::<0, 5>(r),
+            0x86 => self.alu_r::<0, 6>(r),
+            0x87 => self.alu_r::<0, 7>(r),
+            0x88 => self.alu_r::<1, 0>(r),
+            0x89 => self.alu_r::<1, 1>(r),
+            0x8A => self.alu_r::<1, 2>(r),
+            0x8B => self.alu_r::<1, 3>(r),
+            0x8C => self.alu_r::<1, 4>(r),
+            0x8D => self.alu_r::<1, 5>(r),
+            0x8E => self.alu_r::<1, 6>(r),
+            0x8F => self.alu_r::<1, 7>(r),
+            0x90 => self.alu_r::<2, 0>(r),
+            0x91 => self.alu_r::<2, 1>(r),
+            0x92 => self.alu_r::<2, 2>(r),
+            0x93 => self.alu_r::<2, 3>(r),
+            0x94 => self.alu_r::<2, 4>(r),
+            0x95 => self.alu_r::<2, 5>(r),
+            0x96 => self.alu_r::<2, 6>(r),
+            0x97 => self.alu_r::<2, 7>(r),
+            0x98 => self.alu_r::<3, 0>(r),
+            0x99 => self.alu_r::<3, 1>(r),
+            0x9A => self.alu_r::<3, 2>(r),
+            0x9B => self.alu_r::<3, 3>(r),
+            0x9C => self.alu_r::<3, 4>(r),
+            0x9D => self.alu_r::<3, 5>(r),
+            0x9E => self.alu_r::<3, 6>(r),
+            0x9F => self.alu_r::<3, 7>(r),
+            0xA0 => self.alu_r::<4, 0>(r),
+            0xA1 => self.alu_r::<4, 1>(r),
+            0xA2 => self.alu_r::<4, 2>(r),
+            0xA3 => self.alu_r::<4, 3>(r),
+            0xA4 => self.alu_r::<4, 4>(r),
+            0xA5 => self.alu_r::<4, 5>(r),
+            0xA6 => self.alu_r::<4, 6>(r),
+            0xA7 => self.alu_r::<4, 7>(r),
+            0xA8 => self.alu_r::<5, 0>(r),
+            0xA9 => self.alu_r::<5, 1>(r),
+            0xAA => self.alu_r::<5, 2>(r),
+            0xAB => self.alu_r::<5, 3>(r),
+            0xAC => self.alu_r::<5, 4>(r),
+            0xAD => self.alu_r::<5, 5>(r),
+            0xAE => self.alu_r::<5, 6>(r),
+            0xAF => self.alu_r::<5, 7>(r),
+            0xB0 => self.alu_r::<6, 0>(r),
+            0xB1 => self.alu_r::<6, 1>(r),
+            0xB2 => self.alu_r::<6, 2>(r),
+            0xB3 => self.alu_r::<6, 3>(r),
+            0xB4 => self.alu_r::<6, 4>(r),
+            0xB5 => self.alu_r::<6, 5>(r),
+            0xB6 => self.alu_r::<6, 6>(r),
+            0xB7 => self.alu_r::<6, 7>(r),
+            0xB8 => self.alu_r::<7, 0>(r),
+            0xB9 => self.alu_r::<7, 1>(r),
+            0xBA => self.alu_r::<7, 2>(r),
+            0xBB => self.alu_r::<7, 3>(r),
+            0xBC => self.alu_r::<7, 4>(r),
+            0xBD => self.alu_r::<7, 5>(r),
+            0xBE => self.alu_r::<7, 6>(r),
+            0xBF => self.alu_r::<7, 7>(r),
             0xC6 | 0xCE | 0xD6 | 0xDE | 0xE6 | 0xEE | 0xF6 | 0xFE => {
                 self.alu((op >> 3) & 7, v8);
-                self.next(pc, 2, 8);
+                self.next(r, 2, 8);
             }
             0xC0 | 0xC8 | 0xD0 | 0xD8 => {
                 if self.condition(op) {
-                    self.cycles += 8;
-                    *pc = self.pop16();
-                    self.cycles += 8;
+                    r.cycles += 8;
+                    r.pc = self.pop16(r);
+                    r.cycles += 8;
                 } else {
-                    self.next(pc, 1, 8);
+                    self.next(r, 1, 8);
                 }
             }
             0xC9 => {
-                self.cycles += 4;
-                *pc = self.pop16();
-                self.cycles += 8;
+                r.cycles += 4;
+                r.pc = self.pop16(r);
+                r.cycles += 8;
             }
             0xD9 => {
                 self.ime = true;
                 self.ei_delay = 0;
                 self.bail = self.pending() != 0;
                 self.stop = i64::MIN;
-                self.cycles += 4;
-                *pc = self.pop16();
-                self.cycles += 8;
+                r.cycles += 4;
+                r.pc = self.pop16(r);
+                r.cycles += 8;
             }
             0xC1 | 0xD1 | 0xE1 | 0xF1 => {
-                let v = self.pop16();
+                let v = self.pop16(r);
                 match op {
                     0xC1 => self.set_bc(v),
                     0xD1 => self.set_de(v),
@@ -1050,7 +1094,7 @@ impl GameBoy {
                         self.f = v as u8 & 0xF0;
                     }
                 }
-                self.next(pc, 1, 8);
+                self.next(r, 1, 8);
             }
             0xC5 | 0xD5 | 0xE5 | 0xF5 => {
                 let v = match op {
@@ -1059,102 +1103,102 @@ impl GameBoy {
                     0xE5 => self.hl,
                     _ => ((self.a as u16) << 8) | self.f as u16,
                 };
-                self.cycles += 8;
-                self.push16(v);
-                self.next(pc, 1, 4);
+                r.cycles += 8;
+                self.push16(r, v);
+                self.next(r, 1, 4);
             }
             0xC2 | 0xCA | 0xD2 | 0xDA => {
                 if self.condition(op) {
-                    *pc = v16;
-                    self.cycles += 16;
+                    r.pc = v16;
+                    r.cycles += 16;
                 } else {
-                    self.next(pc, 3, 12);
+                    self.next(r, 3, 12);
                 }
             }
             0xC3 => {
-                *pc = v16;
-                self.cycles += 16;
+                r.pc = v16;
+                r.cycles += 16;
             }
             0xE9 => {
-                *pc = self.hl;
-                self.cycles += 4;
+                r.pc = self.hl;
+                r.cycles += 4;
             }
             0xC4 | 0xCC | 0xD4 | 0xDC | 0xCD => {
-                *pc = pc.wrapping_add(3);
+                r.pc = r.pc.wrapping_add(3);
                 if op == 0xCD || self.condition(op) {
-                    self.cycles += 16;
-                    self.push16(*pc);
-                    *pc = v16;
-                    self.cycles += 4;
+                    r.cycles += 16;
+                    self.push16(r, r.pc);
+                    r.pc = v16;
+                    r.cycles += 4;
                 } else {
-                    self.cycles += 12;
+                    r.cycles += 12;
                 }
             }
             0xC7 | 0xCF | 0xD7 | 0xDF | 0xE7 | 0xEF | 0xF7 | 0xFF => {
-                *pc = pc.wrapping_add(1);
-                self.cycles += 8;
-                self.push16(*pc);
-                *pc = (op & 0x38) as u16;
-                self.cycles += 4;
+                r.pc = r.pc.wrapping_add(1);
+                r.cycles += 8;
+                self.push16(r, r.pc);
+                r.pc = (op & 0x38) as u16;
+                r.cycles += 4;
             }
             0xE0 => {
-                self.cycles += 4;
-                self.write(0xFF00 | v8 as u16, self.a);
-                self.next(pc, 2, 8);
+                r.cycles += 4;
+                self.write_c(r.cycles, 0xFF00 | v8 as u16, self.a);
+                self.next(r, 2, 8);
             }
             0xF0 => {
-                self.cycles += 4;
-                self.a = self.read(0xFF00 | v8 as u16);
-                self.next(pc, 2, 8);
+                r.cycles += 4;
+                self.a = self.read_c(r.cycles, 0xFF00 | v8 as u16);
+                self.next(r, 2, 8);
             }
             0xE2 => {
-                self.write(0xFF00 | self.c as u16, self.a);
-                self.next(pc, 1, 8);
+                self.write_c(r.cycles, 0xFF00 | self.c as u16, self.a);
+                self.next(r, 1, 8);
             }
             0xF2 => {
-                self.a = self.read(0xFF00 | self.c as u16);
-                self.next(pc, 1, 8);
+                self.a = self.read_c(r.cycles, 0xFF00 | self.c as u16);
+                self.next(r, 1, 8);
             }
             0xEA => {
-                self.cycles += 8;
-                self.write(v16, self.a);
-                self.next(pc, 3, 8);
+                r.cycles += 8;
+                self.write_c(r.cycles, v16, self.a);
+                self.next(r, 3, 8);
             }
             0xFA => {
-                self.cycles += 8;
-                self.a = self.read(v16);
-                self.next(pc, 3, 8);
+                r.cycles += 8;
+                self.a = self.read_c(r.cycles, v16);
+                self.next(r, 3, 8);
             }
             0xE8 => {
                 self.sp = self.sp_plus(v8);
-                self.next(pc, 2, 16);
+                self.next(r, 2, 16);
             }
             0xF8 => {
                 self.hl = self.sp_plus(v8);
-                self.next(pc, 2, 12);
+                self.next(r, 2, 12);
             }
             0xF9 => {
                 self.sp = self.hl;
-                self.next(pc, 1, 8);
+                self.next(r, 1, 8);
             }
             0xF3 => {
                 self.ime = false;
                 self.ei_delay = 0;
-                self.next(pc, 1, 4);
+                self.next(r, 1, 4);
             }
             0xFB => {
                 if self.ei_delay == 0 {
                     self.ei_delay = 2;
                 }
                 self.stop = i64::MIN;
-                self.next(pc, 1, 4);
+                self.next(r, 1, 4);
             }
             _ => {
                 // No instruction (0xDB is PyBoy's breakpoint): PyBoy adds no cycles and never
                 // leaves the frame. Stop here and report it instead.
                 self.stall = Some(Stall::UnusedOpcode {
                     opcode: op,
-                    pc: *pc,
+                    pc: r.pc,
                 });
                 self.bail = true;
                 self.stop = i64::MIN;
@@ -1164,311 +1208,311 @@ impl GameBoy {
 
     /// LD r, r' (0x40-0x7F but HALT): the source or destination 6 is (HL).
     #[inline(always)]
-    fn ld_r_r<const D: u8, const S: u8>(&mut self, pc: &mut u16) {
+    fn ld_r_r<const D: u8, const S: u8>(&mut self, r: &mut Hot) {
         if S == 6 {
             if D == 7 {
                 self.mao = 4; // PyBoy's LD A,(HL) accesses at offset 4, the others at 0
             }
-            let v = self.read(self.hl);
+            let v = self.read_c(r.cycles, self.hl);
             self.mao = 0;
             self.set_reg(D, v);
-            self.next(pc, 1, 8);
+            self.next(r, 1, 8);
         } else if D == 6 {
-            self.write(self.hl, self.reg(S));
-            self.next(pc, 1, 8);
+            self.write_c(r.cycles, self.hl, self.reg(S));
+            self.next(r, 1, 8);
         } else {
             self.set_reg(D, self.reg(S));
-            self.next(pc, 1, 4);
+            self.next(r, 1, 4);
         }
     }
 
     /// The register ALU block (0x80-0xBF).
     #[inline(always)]
-    fn alu_r<const OP: u8, const S: u8>(&mut self, pc: &mut u16) {
+    fn alu_r<const OP: u8, const S: u8>(&mut self, r: &mut Hot) {
         if S == 6 {
-            let v = self.read(self.hl);
+            let v = self.read_c(r.cycles, self.hl);
             self.alu(OP, v);
-            self.next(pc, 1, 8);
+            self.next(r, 1, 8);
         } else {
             self.alu(OP, self.reg(S));
-            self.next(pc, 1, 4);
+            self.next(r, 1, 4);
         }
     }
 
     #[inline(always)]
-    fn execute_cb(&mut self, pc: &mut u16, op: u8) {
+    fn execute_cb(&mut self, r: &mut Hot, op: u8) {
         match op {
-            0x00 => self.cb::<0x00>(pc),
-            0x01 => self.cb::<0x01>(pc),
-            0x02 => self.cb::<0x02>(pc),
-            0x03 => self.cb::<0x03>(pc),
-            0x04 => self.cb::<0x04>(pc),
-            0x05 => self.cb::<0x05>(pc),
-            0x06 => self.cb::<0x06>(pc),
-            0x07 => self.cb::<0x07>(pc),
-            0x08 => self.cb::<0x08>(pc),
-            0x09 => self.cb::<0x09>(pc),
-            0x0A => self.cb::<0x0A>(pc),
-            0x0B => self.cb::<0x0B>(pc),
-            0x0C => self.cb::<0x0C>(pc),
-            0x0D => self.cb::<0x0D>(pc),
-            0x0E => self.cb::<0x0E>(pc),
-            0x0F => self.cb::<0x0F>(pc),
-            0x10 => self.cb::<0x10>(pc),
-            0x11 => self.cb::<0x11>(pc),
-            0x12 => self.cb::<0x12>(pc),
-            0x13 => self.cb::<0x13>(pc),
-            0x14 => self.cb::<0x14>(pc),
-            0x15 => self.cb::<0x15>(pc),
-            0x16 => self.cb::<0x16>(pc),
-            0x17 => self.cb::<0x17>(pc),
-            0x18 => self.cb::<0x18>(pc),
-            0x19 => self.cb::<0x19>(pc),
-            0x1A => self.cb::<0x1A>(pc),
-            0x1B => self.cb::<0x1B>(pc),
-            0x1C => self.cb::<0x1C>(pc),
-            0x1D => self.cb::<0x1D>(pc),
-            0x1E => self.cb::<0x1E>(pc),
-            0x1F => self.cb::<0x1F>(pc),
-            0x20 => self.cb::<0x20>(pc),
-            0x21 => self.cb::<0x21>(pc),
-            0x22 => self.cb::<0x22>(pc),
-            0x23 => self.cb::<0x23>(pc),
-            0x24 => self.cb::<0x24>(pc),
-            0x25 => self.cb::<0x25>(pc),
-            0x26 => self.cb::<0x26>(pc),
-            0x27 => self.cb::<0x27>(pc),
-            0x28 => self.cb::<0x28>(pc),
-            0x29 => self.cb::<0x29>(pc),
-            0x2A => self.cb::<0x2A>(pc),
-            0x2B => self.cb::<0x2B>(pc),
-            0x2C => self.cb::<0x2C>(pc),
-            0x2D => self.cb::<0x2D>(pc),
-            0x2E => self.cb::<0x2E>(pc),
-            0x2F => self.cb::<0x2F>(pc),
-            0x30 => self.cb::<0x30>(pc),
-            0x31 => self.cb::<0x31>(pc),
-            0x32 => self.cb::<0x32>(pc),
-            0x33 => self.cb::<0x33>(pc),
-            0x34 => self.cb::<0x34>(pc),
-            0x35 => self.cb::<0x35>(pc),
-            0x36 => self.cb::<0x36>(pc),
-            0x37 => self.cb::<0x37>(pc),
-            0x38 => self.cb::<0x38>(pc),
-            0x39 => self.cb::<0x39>(pc),
-            0x3A => self.cb::<0x3A>(pc),
-            0x3B => self.cb::<0x3B>(pc),
-            0x3C => self.cb::<0x3C>(pc),
-            0x3D => self.cb::<0x3D>(pc),
-            0x3E => self.cb::<0x3E>(pc),
-            0x3F => self.cb::<0x3F>(pc),
-            0x40 => self.cb::<0x40>(pc),
-            0x41 => self.cb::<0x41>(pc),
-            0x42 => self.cb::<0x42>(pc),
-            0x43 => self.cb::<0x43>(pc),
-            0x44 => self.cb::<0x44>(pc),
-            0x45 => self.cb::<0x45>(pc),
-            0x46 => self.cb::<0x46>(pc),
-            0x47 => self.cb::<0x47>(pc),
-            0x48 => self.cb::<0x48>(pc),
-            0x49 => self.cb::<0x49>(pc),
-            0x4A => self.cb::<0x4A>(pc),
-            0x4B => self.cb::<0x4B>(pc),
-            0x4C => self.cb::<0x4C>(pc),
-            0x4D => self.cb::<0x4D>(pc),
-            0x4E => self.cb::<0x4E>(pc),
-            0x4F => self.cb::<0x4F>(pc),
-            0x50 => self.cb::<0x50>(pc),
-            0x51 => self.cb::<0x51>(pc),
-            0x52 => self.cb::<0x52>(pc),
-            0x53 => self.cb::<0x53>(pc),
-            0x54 => self.cb::<0x54>(pc),
-            0x55 => self.cb::<0x55>(pc),
-            0x56 => self.cb::<0x56>(pc),
-            0x57 => self.cb::<0x57>(pc),
-            0x58 => self.cb::<0x58>(pc),
-            0x59 => self.cb::<0x59>(pc),
-            0x5A => self.cb::<0x5A>(pc),
-            0x5B => self.cb::<0x5B>(pc),
-            0x5C => self.cb::<0x5C>(pc),
-            0x5D => self.cb::<0x5D>(pc),
-            0x5E => self.cb::<0x5E>(pc),
-            0x5F => self.cb::<0x5F>(pc),
-            0x60 => self.cb::<0x60>(pc),
-            0x61 => self.cb::<0x61>(pc),
-            0x62 => self.cb::<0x62>(pc),
-            0x63 => self.cb::<0x63>(pc),
-            0x64 => self.cb::<0x64>(pc),
-            0x65 => self.cb::<0x65>(pc),
-            0x66 => self.cb::<0x66>(pc),
-            0x67 => self.cb::<0x67>(pc),
-            0x68 => self.cb::<0x68>(pc),
-            0x69 => self.cb::<0x69>(pc),
-            0x6A => self.cb::<0x6A>(pc),
-            0x6B => self.cb::<0x6B>(pc),
-            0x6C => self.cb::<0x6C>(pc),
-            0x6D => self.cb::<0x6D>(pc),
-            0x6E => self.cb::<0x6E>(pc),
-            0x6F => self.cb::<0x6F>(pc),
-            0x70 => self.cb::<0x70>(pc),
-            0x71 => self.cb::<0x71>(pc),
-            0x72 => self.cb::<0x72>(pc),
-            0x73 => self.cb::<0x73>(pc),
-            0x74 => self.cb::<0x74>(pc),
-            0x75 => self.cb::<0x75>(pc),
-            0x76 => self.cb::<0x76>(pc),
-            0x77 => self.cb::<0x77>(pc),
-            0x78 => self.cb::<0x78>(pc),
-            0x79 => self.cb::<0x79>(pc),
-            0x7A => self.cb::<0x7A>(pc),
-            0x7B => self.cb::<0x7B>(pc),
-            0x7C => self.cb::<0x7C>(pc),
-            0x7D => self.cb::<0x7D>(pc),
-            0x7E => self.cb::<0x7E>(pc),
-            0x7F => self.cb::<0x7F>(pc),
-            0x80 => self.cb::<0x80>(pc),
-            0x81 => self.cb::<0x81>(pc),
-            0x82 => self.cb::<0x82>(pc),
-            0x83 => self.cb::<0x83>(pc),
-            0x84 => self.cb::<0x84>(pc),
-            0x85 => self.cb::<0x85>(pc),
-            0x86 => self.cb::<0x86>(pc),
-            0x87 => self.cb::<0x87>(pc),
-            0x88 => self.cb::<0x88>(pc),
-            0x89 => self.cb::<0x89>(pc),
-            0x8A => self.cb::<0x8A>(pc),
-            0x8B => self.cb::<0x8B>(pc),
-            0x8C => self.cb::<0x8C>(pc),
-            0x8D => self.cb::<0x8D>(pc),
-            0x8E => self.cb::<0x8E>(pc),
-            0x8F => self.cb::<0x8F>(pc),
-            0x90 => self.cb::<0x90>(pc),
-            0x91 => self.cb::<0x91>(pc),
-            0x92 => self.cb::<0x92>(pc),
-            0x93 => self.cb::<0x93>(pc),
-            0x94 => self.cb::<0x94>(pc),
-            0x95 => self.cb::<0x95>(pc),
-            0x96 => self.cb::<0x96>(pc),
-            0x97 => self.cb::<0x97>(pc),
-            0x98 => self.cb::<0x98>(pc),
-            0x99 => self.cb::<0x99>(pc),
-            0x9A => self.cb::<0x9A>(pc),
-            0x9B => self.cb::<0x9B>(pc),
-            0x9C => self.cb::<0x9C>(pc),
-            0x9D => self.cb::<0x9D>(pc),
-            0x9E => self.cb::<0x9E>(pc),
-            0x9F => self.cb::<0x9F>(pc),
-            0xA0 => self.cb::<0xA0>(pc),
-            0xA1 => self.cb::<0xA1>(pc),
-            0xA2 => self.cb::<0xA2>(pc),
-            0xA3 => self.cb::<0xA3>(pc),
-            0xA4 => self.cb::<0xA4>(pc),
-            0xA5 => self.cb::<0xA5>(pc),
-            0xA6 => self.cb::<0xA6>(pc),
-            0xA7 => self.cb::<0xA7>(pc),
-            0xA8 => self.cb::<0xA8>(pc),
-            0xA9 => self.cb::<0xA9>(pc),
-            0xAA => self.cb::<0xAA>(pc),
-            0xAB => self.cb::<0xAB>(pc),
-            0xAC => self.cb::<0xAC>(pc),
-            0xAD => self.cb::<0xAD>(pc),
-            0xAE => self.cb::<0xAE>(pc),
-            0xAF => self.cb::<0xAF>(pc),
-            0xB0 => self.cb::<0xB0>(pc),
-            0xB1 => self.cb::<0xB1>(pc),
-            0xB2 => self.cb::<0xB2>(pc),
-            0xB3 => self.cb::<0xB3>(pc),
-            0xB4 => self.cb::<0xB4>(pc),
-            0xB5 => self.cb::<0xB5>(pc),
-            0xB6 => self.cb::<0xB6>(pc),
-            0xB7 => self.cb::<0xB7>(pc),
-            0xB8 => self.cb::<0xB8>(pc),
-            0xB9 => self.cb::<0xB9>(pc),
-            0xBA => self.cb::<0xBA>(pc),
-            0xBB => self.cb::<0xBB>(pc),
-            0xBC => self.cb::<0xBC>(pc),
-            0xBD => self.cb::<0xBD>(pc),
-            0xBE => self.cb::<0xBE>(pc),
-            0xBF => self.cb::<0xBF>(pc),
-            0xC0 => self.cb::<0xC0>(pc),
-            0xC1 => self.cb::<0xC1>(pc),
-            0xC2 => self.cb::<0xC2>(pc),
-            0xC3 => self.cb::<0xC3>(pc),
-            0xC4 => self.cb::<0xC4>(pc),
-            0xC5 => self.cb::<0xC5>(pc),
-            0xC6 => self.cb::<0xC6>(pc),
-            0xC7 => self.cb::<0xC7>(pc),
-            0xC8 => self.cb::<0xC8>(pc),
-            0xC9 => self.cb::<0xC9>(pc),
-            0xCA => self.cb::<0xCA>(pc),
-            0xCB => self.cb::<0xCB>(pc),
-            0xCC => self.cb::<0xCC>(pc),
-            0xCD => self.cb::<0xCD>(pc),
-            0xCE => self.cb::<0xCE>(pc),
-            0xCF => self.cb::<0xCF>(pc),
-            0xD0 => self.cb::<0xD0>(pc),
-            0xD1 => self.cb::<0xD1>(pc),
-            0xD2 => self.cb::<0xD2>(pc),
-            0xD3 => self.cb::<0xD3>(pc),
-            0xD4 => self.cb::<0xD4>(pc),
-            0xD5 => self.cb::<0xD5>(pc),
-            0xD6 => self.cb::<0xD6>(pc),
-            0xD7 => self.cb::<0xD7>(pc),
-            0xD8 => self.cb::<0xD8>(pc),
-            0xD9 => self.cb::<0xD9>(pc),
-            0xDA => self.cb::<0xDA>(pc),
-            0xDB => self.cb::<0xDB>(pc),
-            0xDC => self.cb::<0xDC>(pc),
-            0xDD => self.cb::<0xDD>(pc),
-            0xDE => self.cb::<0xDE>(pc),
-            0xDF => self.cb::<0xDF>(pc),
-            0xE0 => self.cb::<0xE0>(pc),
-            0xE1 => self.cb::<0xE1>(pc),
-            0xE2 => self.cb::<0xE2>(pc),
-            0xE3 => self.cb::<0xE3>(pc),
-            0xE4 => self.cb::<0xE4>(pc),
-            0xE5 => self.cb::<0xE5>(pc),
-            0xE6 => self.cb::<0xE6>(pc),
-            0xE7 => self.cb::<0xE7>(pc),
-            0xE8 => self.cb::<0xE8>(pc),
-            0xE9 => self.cb::<0xE9>(pc),
-            0xEA => self.cb::<0xEA>(pc),
-            0xEB => self.cb::<0xEB>(pc),
-            0xEC => self.cb::<0xEC>(pc),
-            0xED => self.cb::<0xED>(pc),
-            0xEE => self.cb::<0xEE>(pc),
-            0xEF => self.cb::<0xEF>(pc),
-            0xF0 => self.cb::<0xF0>(pc),
-            0xF1 => self.cb::<0xF1>(pc),
-            0xF2 => self.cb::<0xF2>(pc),
-            0xF3 => self.cb::<0xF3>(pc),
-            0xF4 => self.cb::<0xF4>(pc),
-            0xF5 => self.cb::<0xF5>(pc),
-            0xF6 => self.cb::<0xF6>(pc),
-            0xF7 => self.cb::<0xF7>(pc),
-            0xF8 => self.cb::<0xF8>(pc),
-            0xF9 => self.cb::<0xF9>(pc),
-            0xFA => self.cb::<0xFA>(pc),
-            0xFB => self.cb::<0xFB>(pc),
-            0xFC => self.cb::<0xFC>(pc),
-            0xFD => self.cb::<0xFD>(pc),
-            0xFE => self.cb::<0xFE>(pc),
-            0xFF => self.cb::<0xFF>(pc),
+            0x00 => self.cb::<0x00>(r),
+            0x01 => self.cb::<0x01>(r),
+            0x02 => self.cb::<0x02>(r),
+            0x03 => self.cb::<0x03>(r),
+            0x04 => self.cb::<0x04>(r),
+            0x05 => self.cb::<0x05>(r),
+            0x06 => self.cb::<0x06>(r),
+            0x07 => self.cb::<0x07>(r),
+            0x08 => self.cb::<0x08>(r),
+            0x09 => self.cb::<0x09>(r),
+            0x0A => self.cb::<0x0A>(r),
+            0x0B => self.cb::<0x0B>(r),
+            0x0C => self.cb::<0x0C>(r),
+            0x0D => self.cb::<0x0D>(r),
+            0x0E => self.cb::<0x0E>(r),
+            0x0F => self.cb::<0x0F>(r),
+            0x10 => self.cb::<0x10>(r),
+            0x11 => self.cb::<0x11>(r),
+            0x12 => self.cb::<0x12>(r),
+            0x13 => self.cb::<0x13>(r),
+            0x14 => self.cb::<0x14>(r),
+            0x15 => self.cb::<0x15>(r),
+            0x16 => self.cb::<0x16>(r),
+            0x17 => self.cb::<0x17>(r),
+            0x18 => self.cb::<0x18>(r),
+            0x19 => self.cb::<0x19>(r),
+            0x1A => self.cb::<0x1A>(r),
+            0x1B => self.cb::<0x1B>(r),
+            0x1C => self.cb::<0x1C>(r),
+            0x1D => self.cb::<0x1D>(r),
+            0x1E => self.cb::<0x1E>(r),
+            0x1F => self.cb::<0x1F>(r),
+            0x20 => self.cb::<0x20>(r),
+            0x21 => self.cb::<0x21>(r),
+            0x22 => self.cb::<0x22>(r),
+            0x23 => self.cb::<0x23>(r),
+            0x24 => self.cb::<0x24>(r),
+            0x25 => self.cb::<0x25>(r),
+            0x26 => self.cb::<0x26>(r),
+            0x27 => self.cb::<0x27>(r),
+            0x28 => self.cb::<0x28>(r),
+            0x29 => self.cb::<0x29>(r),
+            0x2A => self.cb::<0x2A>(r),
+            0x2B => self.cb::<0x2B>(r),
+            0x2C => self.cb::<0x2C>(r),
+            0x2D => self.cb::<0x2D>(r),
+            0x2E => self.cb::<0x2E>(r),
+            0x2F => self.cb::<0x2F>(r),
+            0x30 => self.cb::<0x30>(r),
+            0x31 => self.cb::<0x31>(r),
+            0x32 => self.cb::<0x32>(r),
+            0x33 => self.cb::<0x33>(r),
+            0x34 => self.cb::<0x34>(r),
+            0x35 => self.cb::<0x35>(r),
+            0x36 => self.cb::<0x36>(r),
+            0x37 => self.cb::<0x37>(r),
+            0x38 => self.cb::<0x38>(r),
+            0x39 => self.cb::<0x39>(r),
+            0x3A => self.cb::<0x3A>(r),
+            0x3B => self.cb::<0x3B>(r),
+            0x3C => self.cb::<0x3C>(r),
+            0x3D => self.cb::<0x3D>(r),
+            0x3E => self.cb::<0x3E>(r),
+            0x3F => self.cb::<0x3F>(r),
+            0x40 => self.cb::<0x40>(r),
+            0x41 => self.cb::<0x41>(r),
+            0x42 => self.cb::<0x42>(r),
+            0x43 => self.cb::<0x43>(r),
+            0x44 => self.cb::<0x44>(r),
+            0x45 => self.cb::<0x45>(r),
+            0x46 => self.cb::<0x46>(r),
+            0x47 => self.cb::<0x47>(r),
+            0x48 => self.cb::<0x48>(r),
+            0x49 => self.cb::<0x49>(r),
+            0x4A => self.cb::<0x4A>(r),
+            0x4B => self.cb::<0x4B>(r),
+            0x4C => self.cb::<0x4C>(r),
+            0x4D => self.cb::<0x4D>(r),
+            0x4E => self.cb::<0x4E>(r),
+            0x4F => self.cb::<0x4F>(r),
+            0x50 => self.cb::<0x50>(r),
+            0x51 => self.cb::<0x51>(r),
+            0x52 => self.cb::<0x52>(r),
+            0x53 => self.cb::<0x53>(r),
+            0x54 => self.cb::<0x54>(r),
+            0x55 => self.cb::<0x55>(r),
+            0x56 => self.cb::<0x56>(r),
+            0x57 => self.cb::<0x57>(r),
+            0x58 => self.cb::<0x58>(r),
+            0x59 => self.cb::<0x59>(r),
+            0x5A => self.cb::<0x5A>(r),
+            0x5B => self.cb::<0x5B>(r),
+            0x5C => self.cb::<0x5C>(r),
+            0x5D => self.cb::<0x5D>(r),
+            0x5E => self.cb::<0x5E>(r),
+            0x5F => self.cb::<0x5F>(r),
+            0x60 => self.cb::<0x60>(r),
+            0x61 => self.cb::<0x61>(r),
+            0x62 => self.cb::<0x62>(r),
+            0x63 => self.cb::<0x63>(r),
+            0x64 => self.cb::<0x64>(r),
+            0x65 => self.cb::<0x65>(r),
+            0x66 => self.cb::<0x66>(r),
+            0x67 => self.cb::<0x67>(r),
+            0x68 => self.cb::<0x68>(r),
+            0x69 => self.cb::<0x69>(r),
+            0x6A => self.cb::<0x6A>(r),
+            0x6B => self.cb::<0x6B>(r),
+            0x6C => self.cb::<0x6C>(r),
+            0x6D => self.cb::<0x6D>(r),
+            0x6E => self.cb::<0x6E>(r),
+            0x6F => self.cb::<0x6F>(r),
+            0x70 => self.cb::<0x70>(r),
+            0x71 => self.cb::<0x71>(r),
+            0x72 => self.cb::<0x72>(r),
+            0x73 => self.cb::<0x73>(r),
+            0x74 => self.cb::<0x74>(r),
+            0x75 => self.cb::<0x75>(r),
+            0x76 => self.cb::<0x76>(r),
+            0x77 => self.cb::<0x77>(r),
+            0x78 => self.cb::<0x78>(r),
+            0x79 => self.cb::<0x79>(r),
+            0x7A => self.cb::<0x7A>(r),
+            0x7B => self.cb::<0x7B>(r),
+            0x7C => self.cb::<0x7C>(r),
+            0x7D => self.cb::<0x7D>(r),
+            0x7E => self.cb::<0x7E>(r),
+            0x7F => self.cb::<0x7F>(r),
+            0x80 => self.cb::<0x80>(r),
+            0x81 => self.cb::<0x81>(r),
+            0x82 => self.cb::<0x82>(r),
+            0x83 => self.cb::<0x83>(r),
+            0x84 => self.cb::<0x84>(r),
+            0x85 => self.cb::<0x85>(r),
+            0x86 => self.cb::<0x86>(r),
+            0x87 => self.cb::<0x87>(r),
+            0x88 => self.cb::<0x88>(r),
+            0x89 => self.cb::<0x89>(r),
+            0x8A => self.cb::<0x8A>(r),
+            0x8B => self.cb::<0x8B>(r),
+            0x8C => self.cb::<0x8C>(r),
+            0x8D => self.cb::<0x8D>(r),
+            0x8E => self.cb::<0x8E>(r),
+            0x8F => self.cb::<0x8F>(r),
+            0x90 => self.cb::<0x90>(r),
+            0x91 => self.cb::<0x91>(r),
+            0x92 => self.cb::<0x92>(r),
+            0x93 => self.cb::<0x93>(r),
+            0x94 => self.cb::<0x94>(r),
+            0x95 => self.cb::<0x95>(r),
+            0x96 => self.cb::<0x96>(r),
+            0x97 => self.cb::<0x97>(r),
+            0x98 => self.cb::<0x98>(r),
+            0x99 => self.cb::<0x99>(r),
+            0x9A => self.cb::<0x9A>(r),
+            0x9B => self.cb::<0x9B>(r),
+            0x9C => self.cb::<0x9C>(r),
+            0x9D => self.cb::<0x9D>(r),
+            0x9E => self.cb::<0x9E>(r),
+            0x9F => self.cb::<0x9F>(r),
+            0xA0 => self.cb::<0xA0>(r),
+            0xA1 => self.cb::<0xA1>(r),
+            0xA2 => self.cb::<0xA2>(r),
+            0xA3 => self.cb::<0xA3>(r),
+            0xA4 => self.cb::<0xA4>(r),
+            0xA5 => self.cb::<0xA5>(r),
+            0xA6 => self.cb::<0xA6>(r),
+            0xA7 => self.cb::<0xA7>(r),
+            0xA8 => self.cb::<0xA8>(r),
+            0xA9 => self.cb::<0xA9>(r),
+            0xAA => self.cb::<0xAA>(r),
+            0xAB => self.cb::<0xAB>(r),
+            0xAC => self.cb::<0xAC>(r),
+            0xAD => self.cb::<0xAD>(r),
+            0xAE => self.cb::<0xAE>(r),
+            0xAF => self.cb::<0xAF>(r),
+            0xB0 => self.cb::<0xB0>(r),
+            0xB1 => self.cb::<0xB1>(r),
+            0xB2 => self.cb::<0xB2>(r),
+            0xB3 => self.cb::<0xB3>(r),
+            0xB4 => self.cb::<0xB4>(r),
+            0xB5 => self.cb::<0xB5>(r),
+            0xB6 => self.cb::<0xB6>(r),
+            0xB7 => self.cb::<0xB7>(r),
+            0xB8 => self.cb::<0xB8>(r),
+            0xB9 => self.cb::<0xB9>(r),
+            0xBA => self.cb::<0xBA>(r),
+            0xBB => self.cb::<0xBB>(r),
+            0xBC => self.cb::<0xBC>(r),
+            0xBD => self.cb::<0xBD>(r),
+            0xBE => self.cb::<0xBE>(r),
+            0xBF => self.cb::<0xBF>(r),
+            0xC0 => self.cb::<0xC0>(r),
+            0xC1 => self.cb::<0xC1>(r),
+            0xC2 => self.cb::<0xC2>(r),
+            0xC3 => self.cb::<0xC3>(r),
+            0xC4 => self.cb::<0xC4>(r),
+            0xC5 => self.cb::<0xC5>(r),
+            0xC6 => self.cb::<0xC6>(r),
+            0xC7 => self.cb::<0xC7>(r),
+            0xC8 => self.cb::<0xC8>(r),
+            0xC9 => self.cb::<0xC9>(r),
+            0xCA => self.cb::<0xCA>(r),
+            0xCB => self.cb::<0xCB>(r),
+            0xCC => self.cb::<0xCC>(r),
+            0xCD => self.cb::<0xCD>(r),
+            0xCE => self.cb::<0xCE>(r),
+            0xCF => self.cb::<0xCF>(r),
+            0xD0 => self.cb::<0xD0>(r),
+            0xD1 => self.cb::<0xD1>(r),
+            0xD2 => self.cb::<0xD2>(r),
+            0xD3 => self.cb::<0xD3>(r),
+            0xD4 => self.cb::<0xD4>(r),
+            0xD5 => self.cb::<0xD5>(r),
+            0xD6 => self.cb::<0xD6>(r),
+            0xD7 => self.cb::<0xD7>(r),
+            0xD8 => self.cb::<0xD8>(r),
+            0xD9 => self.cb::<0xD9>(r),
+            0xDA => self.cb::<0xDA>(r),
+            0xDB => self.cb::<0xDB>(r),
+            0xDC => self.cb::<0xDC>(r),
+            0xDD => self.cb::<0xDD>(r),
+            0xDE => self.cb::<0xDE>(r),
+            0xDF => self.cb::<0xDF>(r),
+            0xE0 => self.cb::<0xE0>(r),
+            0xE1 => self.cb::<0xE1>(r),
+            0xE2 => self.cb::<0xE2>(r),
+            0xE3 => self.cb::<0xE3>(r),
+            0xE4 => self.cb::<0xE4>(r),
+            0xE5 => self.cb::<0xE5>(r),
+            0xE6 => self.cb::<0xE6>(r),
+            0xE7 => self.cb::<0xE7>(r),
+            0xE8 => self.cb::<0xE8>(r),
+            0xE9 => self.cb::<0xE9>(r),
+            0xEA => self.cb::<0xEA>(r),
+            0xEB => self.cb::<0xEB>(r),
+            0xEC => self.cb::<0xEC>(r),
+            0xED => self.cb::<0xED>(r),
+            0xEE => self.cb::<0xEE>(r),
+            0xEF => self.cb::<0xEF>(r),
+            0xF0 => self.cb::<0xF0>(r),
+            0xF1 => self.cb::<0xF1>(r),
+            0xF2 => self.cb::<0xF2>(r),
+            0xF3 => self.cb::<0xF3>(r),
+            0xF4 => self.cb::<0xF4>(r),
+            0xF5 => self.cb::<0xF5>(r),
+            0xF6 => self.cb::<0xF6>(r),
+            0xF7 => self.cb::<0xF7>(r),
+            0xF8 => self.cb::<0xF8>(r),
+            0xF9 => self.cb::<0xF9>(r),
+            0xFA => self.cb::<0xFA>(r),
+            0xFB => self.cb::<0xFB>(r),
+            0xFC => self.cb::<0xFC>(r),
+            0xFD => self.cb::<0xFD>(r),
+            0xFE => self.cb::<0xFE>(r),
+            0xFF => self.cb::<0xFF>(r),
         }
     }
 
     #[inline(always)]
-    fn cb<const OP: u8>(&mut self, pc: &mut u16) {
+    fn cb<const OP: u8>(&mut self, r: &mut Hot) {
         let op = OP;
-        let r = op & 7;
+        let ri = op & 7;
         let group = op >> 6;
         let n = (op >> 3) & 7;
-        if r == 6 {
-            self.cycles += 4;
-            let v = self.read(self.hl);
+        if ri == 6 {
+            r.cycles += 4;
+            let v = self.read_c(r.cycles, self.hl);
             if group == 1 {
                 self.f = (self.f & FLAG_C) | FLAG_H | (((v & (1 << n)) == 0) as u8) << 7;
-                self.next(pc, 2, 8);
+                self.next(r, 2, 8);
                 return;
             }
             let t = match group {
@@ -1476,23 +1520,23 @@ impl GameBoy {
                 2 => v & !(1 << n),
                 _ => v | (1 << n),
             };
-            self.cycles += 4;
-            self.write(self.hl, t);
-            self.next(pc, 2, 8);
+            r.cycles += 4;
+            self.write_c(r.cycles, self.hl, t);
+            self.next(r, 2, 8);
         } else {
-            let v = self.reg(r);
+            let v = self.reg(ri);
             match group {
                 0 => {
                     let t = self.cb_shift(n, v);
-                    self.set_reg(r, t);
+                    self.set_reg(ri, t);
                 }
                 1 => {
                     self.f = (self.f & FLAG_C) | FLAG_H | (((v & (1 << n)) == 0) as u8) << 7;
                 }
-                2 => self.set_reg(r, v & !(1 << n)),
-                _ => self.set_reg(r, v | (1 << n)),
+                2 => self.set_reg(ri, v & !(1 << n)),
+                _ => self.set_reg(ri, v | (1 << n)),
             }
-            self.next(pc, 2, 8);
+            self.next(r, 2, 8);
         }
     }
 }

@@ -320,7 +320,7 @@ impl GameBoy {
     }
 
     #[inline(never)]
-    fn read_slow(&mut self, addr: u16) -> u8 {
+    pub(crate) fn read_slow(&mut self, addr: u16) -> u8 {
         match addr {
             0x0000..=0x3FFF => {
                 if self.bootrom_enabled && addr <= 0xFF {
@@ -445,7 +445,7 @@ impl GameBoy {
     }
 
     #[inline(never)]
-    fn write_slow(&mut self, addr: u16, value: u8) {
+    pub(crate) fn write_slow(&mut self, addr: u16, value: u8) {
         match addr {
             0x0000..=0x7FFF => {
                 self.cart.write(addr, value);
