@@ -60,42 +60,22 @@ pub struct FetchWindow {
     limit: [u16; 4],
 }
 
-/// The CPU state the batch loop keeps in registers (see `cpu_tick`).
+/// The CPU state the batch loop keeps in registers (see `cpu_tick`): the SM83 registers, PC
+/// and the cycle count.
 struct Hot {
     pc: u16,
     cycles: u64,
+    a: u8,
+    f: u8,
+    b: u8,
+    c: u8,
+    d: u8,
+    e: u8,
+    hl: u16,
+    sp: u16,
 }
 
-impl GameBoy {
-    /// A bus read at CPU time `cycles`: the inline RAM paths need no clock, the others (which
-    /// bring the PPU, timer or DMA up to date) see it in `self.cycles`.
-    #[inline(always)]
-    fn read_c(&mut self, cycles: u64, addr: u16) -> u8 {
-        if (0xC000..0xE000).contains(&addr) {
-            return self.wram[(addr - 0xC000) as usize];
-        }
-        if (0xFF80..0xFFFF).contains(&addr) && !self.dma_active {
-            return self.hram[(addr - 0xFF80) as usize];
-        }
-        self.cycles = cycles;
-        self.read_slow(addr)
-    }
-
-    /// A bus write at CPU time `cycles` (see `read_c`).
-    #[inline(always)]
-    fn write_c(&mut self, cycles: u64, addr: u16, value: u8) {
-        if (0xC000..0xE000).contains(&addr) {
-            self.wram[(addr - 0xC000) as usize] = value;
-            return;
-        }
-        if (0xFF80..0xFFFF).contains(&addr) && !self.dma_active {
-            self.hram[(addr - 0xFF80) as usize] = value;
-            return;
-        }
-        self.cycles = cycles;
-        self.write_slow(addr, value);
-    }
-
+impl Hot {
     #[inline(always)]
     fn bc(&self) -> u16 {
         ((self.b as u16) << 8) | self.c as u16
@@ -108,10 +88,6 @@ impl GameBoy {
     fn set_bc(&mut self, v: u16) {
         self.b = (v >> 8) as u8;
         self.c = v as u8;
-    }
-    #[cfg(test)]
-    pub(crate) fn set_bc_for_test(&mut self, v: u16) {
-        self.set_bc(v);
     }
     #[inline(always)]
     fn set_de(&mut self, v: u16) {
@@ -246,24 +222,6 @@ impl GameBoy {
     }
 
     #[inline(always)]
-    fn push16(&mut self, r: &mut Hot, v: u16) {
-        // Cycles before each byte are added by the callers (they differ by instruction).
-        self.write_c(r.cycles, self.sp.wrapping_sub(1), (v >> 8) as u8);
-        r.cycles += 4;
-        self.write_c(r.cycles, self.sp.wrapping_sub(2), v as u8);
-        self.sp = self.sp.wrapping_sub(2);
-    }
-
-    #[inline(always)]
-    fn pop16(&mut self, r: &mut Hot) -> u16 {
-        let lo = self.read_c(r.cycles, self.sp) as u16;
-        r.cycles += 4;
-        let hi = self.read_c(r.cycles, self.sp.wrapping_add(1)) as u16;
-        self.sp = self.sp.wrapping_add(2);
-        (hi << 8) | lo
-    }
-
-    #[inline(always)]
     fn condition(&self, op: u8) -> bool {
         match (op >> 3) & 3 {
             0 => !self.flag(FLAG_Z),
@@ -271,6 +229,62 @@ impl GameBoy {
             2 => !self.flag(FLAG_C),
             _ => self.flag(FLAG_C),
         }
+    }
+}
+
+impl GameBoy {
+    #[cfg(test)]
+    pub(crate) fn set_bc_for_test(&mut self, v: u16) {
+        self.b = (v >> 8) as u8;
+        self.c = v as u8;
+    }
+
+    /// A bus read at CPU time `r.cycles`: the inline RAM paths need no clock, the others (which
+    /// bring the PPU, timer or DMA up to date) see it in `self.cycles`.
+    #[inline(always)]
+    fn read_c(&mut self, r: &Hot, addr: u16) -> u8 {
+        if (0xC000..0xE000).contains(&addr) {
+            return self.wram[(addr - 0xC000) as usize];
+        }
+        if (0xFF80..0xFFFF).contains(&addr) && !self.dma_active {
+            return self.hram[(addr - 0xFF80) as usize];
+        }
+        // The slow paths see the clock, and HL (an OAM read during DMA compares it).
+        (self.cycles, self.hl) = (r.cycles, r.hl);
+        self.read_slow(addr)
+    }
+
+    /// A bus write at CPU time `cycles` (see `read_c`).
+    #[inline(always)]
+    fn write_c(&mut self, r: &Hot, addr: u16, value: u8) {
+        if (0xC000..0xE000).contains(&addr) {
+            self.wram[(addr - 0xC000) as usize] = value;
+            return;
+        }
+        if (0xFF80..0xFFFF).contains(&addr) && !self.dma_active {
+            self.hram[(addr - 0xFF80) as usize] = value;
+            return;
+        }
+        (self.cycles, self.hl) = (r.cycles, r.hl);
+        self.write_slow(addr, value);
+    }
+
+    #[inline(always)]
+    fn push16(&mut self, r: &mut Hot, v: u16) {
+        // Cycles before each byte are added by the callers (they differ by instruction).
+        self.write_c(r, r.sp.wrapping_sub(1), (v >> 8) as u8);
+        r.cycles += 4;
+        self.write_c(r, r.sp.wrapping_sub(2), v as u8);
+        r.sp = r.sp.wrapping_sub(2);
+    }
+
+    #[inline(always)]
+    fn pop16(&mut self, r: &mut Hot) -> u16 {
+        let lo = self.read_c(r, r.sp) as u16;
+        r.cycles += 4;
+        let hi = self.read_c(r, r.sp.wrapping_add(1)) as u16;
+        r.sp = r.sp.wrapping_add(2);
+        (hi << 8) | lo
     }
 
     #[inline(always)]
@@ -348,6 +362,14 @@ impl GameBoy {
         let mut r = Hot {
             pc: self.pc,
             cycles: self.cycles,
+            a: self.a,
+            f: self.f,
+            b: self.b,
+            c: self.c,
+            d: self.d,
+            e: self.e,
+            hl: self.hl,
+            sp: self.sp,
         };
         loop {
             self.fetch_execute(&mut r);
@@ -362,8 +384,14 @@ impl GameBoy {
                 }
             }
         }
-        self.pc = r.pc;
-        self.cycles = r.cycles;
+        self.store_hot(&r);
+    }
+
+    #[inline(always)]
+    fn store_hot(&mut self, r: &Hot) {
+        (self.pc, self.cycles) = (r.pc, r.cycles);
+        (self.a, self.f, self.b, self.c) = (r.a, r.f, r.b, r.c);
+        (self.d, self.e, self.hl, self.sp) = (r.d, r.e, r.hl, r.sp);
     }
 
     /// Recomputes where ROM bytes are fetched from: after a bank switch or the boot ROM's
@@ -396,9 +424,17 @@ impl GameBoy {
         let mut r = Hot {
             pc: self.pc,
             cycles: self.cycles,
+            a: self.a,
+            f: self.f,
+            b: self.b,
+            c: self.c,
+            d: self.d,
+            e: self.e,
+            hl: self.hl,
+            sp: self.sp,
         };
         self.fetch_execute(&mut r);
-        (self.pc, self.cycles) = (r.pc, r.cycles);
+        self.store_hot(&r);
         self.after_ei();
     }
 
@@ -760,112 +796,108 @@ impl GameBoy {
             0x00 => self.next(r, 1, 4),
             0x01 | 0x11 | 0x21 | 0x31 => {
                 match op {
-                    0x01 => self.set_bc(v16),
-                    0x11 => self.set_de(v16),
-                    0x21 => self.hl = v16,
-                    _ => self.sp = v16,
+                    0x01 => r.set_bc(v16),
+                    0x11 => r.set_de(v16),
+                    0x21 => r.hl = v16,
+                    _ => r.sp = v16,
                 }
                 self.next(r, 3, 12);
             }
             0x02 => {
-                self.write_c(r.cycles, self.bc(), self.a);
+                self.write_c(r, r.bc(), r.a);
                 self.next(r, 1, 8);
             }
             0x12 => {
                 self.mao = 4;
-                self.write_c(r.cycles, self.de(), self.a);
+                self.write_c(r, r.de(), r.a);
                 self.mao = 0;
                 self.next(r, 1, 8);
             }
             0x22 | 0x32 => {
-                self.write_c(r.cycles, self.hl, self.a);
-                self.hl = if op == 0x22 {
-                    self.hl.wrapping_add(1)
+                self.write_c(r, r.hl, r.a);
+                r.hl = if op == 0x22 {
+                    r.hl.wrapping_add(1)
                 } else {
-                    self.hl.wrapping_sub(1)
+                    r.hl.wrapping_sub(1)
                 };
                 self.next(r, 1, 8);
             }
             0x0A => {
-                self.a = self.read_c(r.cycles, self.bc());
+                r.a = self.read_c(r, r.bc());
                 self.next(r, 1, 8);
             }
             0x1A => {
                 self.mao = 4;
-                self.a = self.read_c(r.cycles, self.de());
+                r.a = self.read_c(r, r.de());
                 self.mao = 0;
                 self.next(r, 1, 8);
             }
             0x2A | 0x3A => {
-                self.a = self.read_c(r.cycles, self.hl);
-                self.hl = if op == 0x2A {
-                    self.hl.wrapping_add(1)
+                r.a = self.read_c(r, r.hl);
+                r.hl = if op == 0x2A {
+                    r.hl.wrapping_add(1)
                 } else {
-                    self.hl.wrapping_sub(1)
+                    r.hl.wrapping_sub(1)
                 };
                 self.next(r, 1, 8);
             }
             0x03 | 0x13 | 0x23 | 0x33 | 0x0B | 0x1B | 0x2B | 0x3B => {
                 let delta: u16 = if op & 0x08 == 0 { 1 } else { 0xFFFF };
                 match op >> 4 {
-                    0 => self.set_bc(self.bc().wrapping_add(delta)),
-                    1 => self.set_de(self.de().wrapping_add(delta)),
-                    2 => self.hl = self.hl.wrapping_add(delta),
-                    _ => self.sp = self.sp.wrapping_add(delta),
+                    0 => r.set_bc(r.bc().wrapping_add(delta)),
+                    1 => r.set_de(r.de().wrapping_add(delta)),
+                    2 => r.hl = r.hl.wrapping_add(delta),
+                    _ => r.sp = r.sp.wrapping_add(delta),
                 }
                 self.next(r, 1, 8);
             }
             0x09 | 0x19 | 0x29 | 0x39 => {
                 let v = match op >> 4 {
-                    0 => self.bc(),
-                    1 => self.de(),
-                    2 => self.hl,
-                    _ => self.sp,
+                    0 => r.bc(),
+                    1 => r.de(),
+                    2 => r.hl,
+                    _ => r.sp,
                 };
-                self.add_hl(v);
+                r.add_hl(v);
                 self.next(r, 1, 8);
             }
             0x34 | 0x35 => {
-                let a = self.read_c(r.cycles, self.hl);
-                let t = if op == 0x34 {
-                    self.inc8(a)
-                } else {
-                    self.dec8(a)
-                };
+                let a = self.read_c(r, r.hl);
+                let t = if op == 0x34 { r.inc8(a) } else { r.dec8(a) };
                 r.cycles += 4;
-                self.write_c(r.cycles, self.hl, t);
+                self.write_c(r, r.hl, t);
                 self.next(r, 1, 8);
             }
             0x36 => {
                 r.cycles += 4;
-                self.write_c(r.cycles, self.hl, v8);
+                self.write_c(r, r.hl, v8);
                 self.next(r, 2, 8);
             }
             0x04 | 0x0C | 0x14 | 0x1C | 0x24 | 0x2C | 0x3C => {
                 let ri = (op >> 3) & 7;
-                let t = self.inc8(self.reg(ri));
-                self.set_reg(ri, t);
+                let t = r.inc8(r.reg(ri));
+                r.set_reg(ri, t);
                 self.next(r, 1, 4);
             }
             0x05 | 0x0D | 0x15 | 0x1D | 0x25 | 0x2D | 0x3D => {
                 let ri = (op >> 3) & 7;
-                let t = self.dec8(self.reg(ri));
-                self.set_reg(ri, t);
+                let t = r.dec8(r.reg(ri));
+                r.set_reg(ri, t);
                 self.next(r, 1, 4);
             }
             0x06 | 0x0E | 0x16 | 0x1E | 0x26 | 0x2E | 0x3E => {
-                self.set_reg((op >> 3) & 7, v8);
+                r.set_reg((op >> 3) & 7, v8);
                 self.next(r, 2, 8);
             }
             0x07 | 0x0F | 0x17 | 0x1F => {
-                let t = self.cb_shift(op >> 3, self.a);
-                self.f &= !FLAG_Z; // the A-only rotations always clear Z
-                self.a = t;
+                let t = r.cb_shift(op >> 3, r.a);
+                r.f &= !FLAG_Z; // the A-only rotations always clear Z
+                r.a = t;
                 self.next(r, 1, 4);
             }
             0x08 => {
-                self.write_c(r.cycles, v16, self.sp as u8);
-                self.write_c(r.cycles, v16.wrapping_add(1), (self.sp >> 8) as u8);
+                self.write_c(r, v16, r.sp as u8);
+                self.write_c(r, v16.wrapping_add(1), (r.sp >> 8) as u8);
                 self.next(r, 3, 20);
             }
             0x10 => self.next(r, 2, 4), // STOP: a 2-byte no-op on DMG in PyBoy
@@ -875,7 +907,7 @@ impl GameBoy {
             }
             0x20 | 0x28 | 0x30 | 0x38 => {
                 r.pc = r.pc.wrapping_add(2);
-                if self.condition(op) {
+                if r.condition(op) {
                     r.pc = r.pc.wrapping_add(v8 as i8 as i16 as u16);
                     r.cycles += 12;
                 } else {
@@ -883,15 +915,15 @@ impl GameBoy {
                 }
             }
             0x27 => {
-                let mut t = self.a as i32;
+                let mut t = r.a as i32;
                 let mut corr = 0;
-                if self.flag(FLAG_H) {
+                if r.flag(FLAG_H) {
                     corr |= 0x06;
                 }
-                if self.flag(FLAG_C) {
+                if r.flag(FLAG_C) {
                     corr |= 0x60;
                 }
-                if self.flag(FLAG_N) {
+                if r.flag(FLAG_N) {
                     t -= corr;
                 } else {
                     if t & 0x0F > 0x09 {
@@ -904,21 +936,21 @@ impl GameBoy {
                 }
                 let z = ((t & 0xFF) == 0) as u8;
                 let c = (corr & 0x60 != 0) as u8;
-                self.f = (self.f & FLAG_N) | z << 7 | c << 4;
-                self.a = t as u8;
+                r.f = (r.f & FLAG_N) | z << 7 | c << 4;
+                r.a = t as u8;
                 self.next(r, 1, 4);
             }
             0x2F => {
-                self.a = !self.a;
-                self.f = (self.f & 0x90) | 0x60;
+                r.a = !r.a;
+                r.f = (r.f & 0x90) | 0x60;
                 self.next(r, 1, 4);
             }
             0x37 => {
-                self.f = (self.f & FLAG_Z) | FLAG_C;
+                r.f = (r.f & FLAG_Z) | FLAG_C;
                 self.next(r, 1, 4);
             }
             0x3F => {
-                self.f = (self.f & FLAG_Z) | ((self.f & FLAG_C) ^ FLAG_C);
+                r.f = (r.f & FLAG_Z) | ((r.f & FLAG_C) ^ FLAG_C);
                 self.next(r, 1, 4);
             }
             0x76 => {
@@ -1057,11 +1089,11 @@ impl GameBoy {
             0xBE => self.alu_r::<7, 6>(r),
             0xBF => self.alu_r::<7, 7>(r),
             0xC6 | 0xCE | 0xD6 | 0xDE | 0xE6 | 0xEE | 0xF6 | 0xFE => {
-                self.alu((op >> 3) & 7, v8);
+                r.alu((op >> 3) & 7, v8);
                 self.next(r, 2, 8);
             }
             0xC0 | 0xC8 | 0xD0 | 0xD8 => {
-                if self.condition(op) {
+                if r.condition(op) {
                     r.cycles += 8;
                     r.pc = self.pop16(r);
                     r.cycles += 8;
@@ -1086,29 +1118,29 @@ impl GameBoy {
             0xC1 | 0xD1 | 0xE1 | 0xF1 => {
                 let v = self.pop16(r);
                 match op {
-                    0xC1 => self.set_bc(v),
-                    0xD1 => self.set_de(v),
-                    0xE1 => self.hl = v,
+                    0xC1 => r.set_bc(v),
+                    0xD1 => r.set_de(v),
+                    0xE1 => r.hl = v,
                     _ => {
-                        self.a = (v >> 8) as u8;
-                        self.f = v as u8 & 0xF0;
+                        r.a = (v >> 8) as u8;
+                        r.f = v as u8 & 0xF0;
                     }
                 }
                 self.next(r, 1, 8);
             }
             0xC5 | 0xD5 | 0xE5 | 0xF5 => {
                 let v = match op {
-                    0xC5 => self.bc(),
-                    0xD5 => self.de(),
-                    0xE5 => self.hl,
-                    _ => ((self.a as u16) << 8) | self.f as u16,
+                    0xC5 => r.bc(),
+                    0xD5 => r.de(),
+                    0xE5 => r.hl,
+                    _ => ((r.a as u16) << 8) | r.f as u16,
                 };
                 r.cycles += 8;
                 self.push16(r, v);
                 self.next(r, 1, 4);
             }
             0xC2 | 0xCA | 0xD2 | 0xDA => {
-                if self.condition(op) {
+                if r.condition(op) {
                     r.pc = v16;
                     r.cycles += 16;
                 } else {
@@ -1120,12 +1152,12 @@ impl GameBoy {
                 r.cycles += 16;
             }
             0xE9 => {
-                r.pc = self.hl;
+                r.pc = r.hl;
                 r.cycles += 4;
             }
             0xC4 | 0xCC | 0xD4 | 0xDC | 0xCD => {
                 r.pc = r.pc.wrapping_add(3);
-                if op == 0xCD || self.condition(op) {
+                if op == 0xCD || r.condition(op) {
                     r.cycles += 16;
                     self.push16(r, r.pc);
                     r.pc = v16;
@@ -1143,42 +1175,42 @@ impl GameBoy {
             }
             0xE0 => {
                 r.cycles += 4;
-                self.write_c(r.cycles, 0xFF00 | v8 as u16, self.a);
+                self.write_c(r, 0xFF00 | v8 as u16, r.a);
                 self.next(r, 2, 8);
             }
             0xF0 => {
                 r.cycles += 4;
-                self.a = self.read_c(r.cycles, 0xFF00 | v8 as u16);
+                r.a = self.read_c(r, 0xFF00 | v8 as u16);
                 self.next(r, 2, 8);
             }
             0xE2 => {
-                self.write_c(r.cycles, 0xFF00 | self.c as u16, self.a);
+                self.write_c(r, 0xFF00 | r.c as u16, r.a);
                 self.next(r, 1, 8);
             }
             0xF2 => {
-                self.a = self.read_c(r.cycles, 0xFF00 | self.c as u16);
+                r.a = self.read_c(r, 0xFF00 | r.c as u16);
                 self.next(r, 1, 8);
             }
             0xEA => {
                 r.cycles += 8;
-                self.write_c(r.cycles, v16, self.a);
+                self.write_c(r, v16, r.a);
                 self.next(r, 3, 8);
             }
             0xFA => {
                 r.cycles += 8;
-                self.a = self.read_c(r.cycles, v16);
+                r.a = self.read_c(r, v16);
                 self.next(r, 3, 8);
             }
             0xE8 => {
-                self.sp = self.sp_plus(v8);
+                r.sp = r.sp_plus(v8);
                 self.next(r, 2, 16);
             }
             0xF8 => {
-                self.hl = self.sp_plus(v8);
+                r.hl = r.sp_plus(v8);
                 self.next(r, 2, 12);
             }
             0xF9 => {
-                self.sp = self.hl;
+                r.sp = r.hl;
                 self.next(r, 1, 8);
             }
             0xF3 => {
@@ -1213,15 +1245,15 @@ impl GameBoy {
             if D == 7 {
                 self.mao = 4; // PyBoy's LD A,(HL) accesses at offset 4, the others at 0
             }
-            let v = self.read_c(r.cycles, self.hl);
+            let v = self.read_c(r, r.hl);
             self.mao = 0;
-            self.set_reg(D, v);
+            r.set_reg(D, v);
             self.next(r, 1, 8);
         } else if D == 6 {
-            self.write_c(r.cycles, self.hl, self.reg(S));
+            self.write_c(r, r.hl, r.reg(S));
             self.next(r, 1, 8);
         } else {
-            self.set_reg(D, self.reg(S));
+            r.set_reg(D, r.reg(S));
             self.next(r, 1, 4);
         }
     }
@@ -1230,11 +1262,11 @@ impl GameBoy {
     #[inline(always)]
     fn alu_r<const OP: u8, const S: u8>(&mut self, r: &mut Hot) {
         if S == 6 {
-            let v = self.read_c(r.cycles, self.hl);
-            self.alu(OP, v);
+            let v = self.read_c(r, r.hl);
+            r.alu(OP, v);
             self.next(r, 1, 8);
         } else {
-            self.alu(OP, self.reg(S));
+            r.alu(OP, r.reg(S));
             self.next(r, 1, 4);
         }
     }
@@ -1509,32 +1541,32 @@ impl GameBoy {
         let n = (op >> 3) & 7;
         if ri == 6 {
             r.cycles += 4;
-            let v = self.read_c(r.cycles, self.hl);
+            let v = self.read_c(r, r.hl);
             if group == 1 {
-                self.f = (self.f & FLAG_C) | FLAG_H | (((v & (1 << n)) == 0) as u8) << 7;
+                r.f = (r.f & FLAG_C) | FLAG_H | (((v & (1 << n)) == 0) as u8) << 7;
                 self.next(r, 2, 8);
                 return;
             }
             let t = match group {
-                0 => self.cb_shift(n, v),
+                0 => r.cb_shift(n, v),
                 2 => v & !(1 << n),
                 _ => v | (1 << n),
             };
             r.cycles += 4;
-            self.write_c(r.cycles, self.hl, t);
+            self.write_c(r, r.hl, t);
             self.next(r, 2, 8);
         } else {
-            let v = self.reg(ri);
+            let v = r.reg(ri);
             match group {
                 0 => {
-                    let t = self.cb_shift(n, v);
-                    self.set_reg(ri, t);
+                    let t = r.cb_shift(n, v);
+                    r.set_reg(ri, t);
                 }
                 1 => {
-                    self.f = (self.f & FLAG_C) | FLAG_H | (((v & (1 << n)) == 0) as u8) << 7;
+                    r.f = (r.f & FLAG_C) | FLAG_H | (((v & (1 << n)) == 0) as u8) << 7;
                 }
-                2 => self.set_reg(ri, v & !(1 << n)),
-                _ => self.set_reg(ri, v | (1 << n)),
+                2 => r.set_reg(ri, v & !(1 << n)),
+                _ => r.set_reg(ri, v | (1 << n)),
             }
             self.next(r, 2, 8);
         }
