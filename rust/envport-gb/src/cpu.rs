@@ -73,6 +73,12 @@ struct Hot {
     e: u8,
     hl: u16,
     sp: u16,
+    /// The ROM page PC was in when the batch started, for a fetch with one comparison: PC in
+    /// [fast_lo, fast_lo + fast_span) reads at fast_base + PC (the page's flat offset added).
+    /// The fetch window changes only with a bail, which ends the batch.
+    fast_lo: u16,
+    fast_span: u16,
+    fast_base: *const u8,
 }
 
 impl Hot {
@@ -359,18 +365,7 @@ impl GameBoy {
         // PC and the cycle count live in registers during the batch (no store-to-load round
         // trip through memory on every instruction): nothing on the bus reads PC, and the
         // cycle count is stored for the bus only on its slow paths (`read_c`, `write_c`).
-        let mut r = Hot {
-            pc: self.pc,
-            cycles: self.cycles,
-            a: self.a,
-            f: self.f,
-            b: self.b,
-            c: self.c,
-            d: self.d,
-            e: self.e,
-            hl: self.hl,
-            sp: self.sp,
-        };
+        let mut r = self.load_hot();
         loop {
             self.fetch_execute(&mut r);
             if (r.cycles as i64) >= self.stop {
@@ -385,6 +380,32 @@ impl GameBoy {
             }
         }
         self.store_hot(&r);
+    }
+
+    #[inline(always)]
+    fn load_hot(&self) -> Hot {
+        let page = (self.pc >> 14) as usize;
+        let (fast_lo, fast_span, fast_base) = if self.fetch.limit[page] != 0 {
+            let base = self.cart.rom.as_ptr().wrapping_add(self.fetch.offset[page]);
+            ((page as u16) << 14, self.fetch.limit[page], base)
+        } else {
+            (0, 0, self.cart.rom.as_ptr())
+        };
+        Hot {
+            pc: self.pc,
+            cycles: self.cycles,
+            a: self.a,
+            f: self.f,
+            b: self.b,
+            c: self.c,
+            d: self.d,
+            e: self.e,
+            hl: self.hl,
+            sp: self.sp,
+            fast_lo,
+            fast_span,
+            fast_base,
+        }
     }
 
     #[inline(always)]
@@ -421,18 +442,7 @@ impl GameBoy {
     /// Fetches and executes one instruction.
     pub fn step(&mut self) {
         self.refresh_fetch();
-        let mut r = Hot {
-            pc: self.pc,
-            cycles: self.cycles,
-            a: self.a,
-            f: self.f,
-            b: self.b,
-            c: self.c,
-            d: self.d,
-            e: self.e,
-            hl: self.hl,
-            sp: self.sp,
-        };
+        let mut r = self.load_hot();
         self.fetch_execute(&mut r);
         self.store_hot(&r);
         self.after_ei();
@@ -455,7 +465,16 @@ impl GameBoy {
     fn fetch_execute(&mut self, r: &mut Hot) {
         let pc = r.pc;
         let page = (pc >> 14) as usize;
-        let (op, v16) = if (pc & 0x3FFF) < self.fetch.limit[page] {
+        let (op, v16) = if pc.wrapping_sub(r.fast_lo) < r.fast_span {
+            // SAFETY: as below, for the page `load_hot` chose (same offset and limit).
+            unsafe {
+                let p = r.fast_base.wrapping_add(pc as usize);
+                (
+                    *p,
+                    u16::from_le(std::ptr::read_unaligned(p.add(1) as *const u16)),
+                )
+            }
+        } else if (pc & 0x3FFF) < self.fetch.limit[page] {
             let at = self.fetch.offset[page].wrapping_add(pc as usize);
             // SAFETY: `refresh_fetch` sets a non-zero limit only for a ROM page whose bank lies
             // wholly within the ROM, and pc & 0x3FFF < 0x3FFE keeps the 3 bytes in that bank.
