@@ -79,6 +79,8 @@ struct Hot {
     fast_lo: u16,
     fast_span: u16,
     fast_base: *const u8,
+    /// See `cpu_tick`: the cycle count at which the batch loop looks at EI delay and bail.
+    stop: i64,
 }
 
 impl Hot {
@@ -262,7 +264,7 @@ impl GameBoy {
 
     /// A bus write at CPU time `cycles` (see `read_c`).
     #[inline(always)]
-    fn write_c(&mut self, r: &Hot, addr: u16, value: u8) {
+    fn write_c(&mut self, r: &mut Hot, addr: u16, value: u8) {
         if (0xC000..0xE000).contains(&addr) {
             self.wram[(addr - 0xC000) as usize] = value;
             return;
@@ -273,14 +275,19 @@ impl GameBoy {
         }
         (self.cycles, self.hl) = (r.cycles, r.hl);
         self.write_slow(addr, value);
+        if self.bail {
+            r.stop = i64::MIN; // only the slow paths bail
+        }
     }
 
     #[inline(always)]
     fn push16(&mut self, r: &mut Hot, v: u16) {
         // Cycles before each byte are added by the callers (they differ by instruction).
-        self.write_c(r, r.sp.wrapping_sub(1), (v >> 8) as u8);
+        let (addr, value) = (r.sp.wrapping_sub(1), (v >> 8) as u8);
+        self.write_c(r, addr, value);
         r.cycles += 4;
-        self.write_c(r, r.sp.wrapping_sub(2), v as u8);
+        let (addr, value) = (r.sp.wrapping_sub(2), v as u8);
+        self.write_c(r, addr, value);
         r.sp = r.sp.wrapping_sub(2);
     }
 
@@ -361,21 +368,21 @@ impl GameBoy {
         // One comparison per instruction: `stop` is the batch's end, or i64::MIN when the last
         // instruction may have bailed or an EI delay is running; then the rare cases are
         // handled in the order PyBoy handles them (EI delay, bail, end of the batch).
-        self.stop = if self.ei_delay != 0 { i64::MIN } else { target };
+        let mut r = self.load_hot();
+        r.stop = if self.ei_delay != 0 { i64::MIN } else { target };
         // PC and the cycle count live in registers during the batch (no store-to-load round
         // trip through memory on every instruction): nothing on the bus reads PC, and the
         // cycle count is stored for the bus only on its slow paths (`read_c`, `write_c`).
-        let mut r = self.load_hot();
         loop {
             self.fetch_execute(&mut r);
-            if (r.cycles as i64) >= self.stop {
-                self.stop = target;
+            if (r.cycles as i64) >= r.stop {
+                r.stop = target;
                 self.after_ei();
                 if self.bail || (r.cycles as i64) >= target {
                     break; // bail is also set when the CPU stalls
                 }
                 if self.ei_delay != 0 {
-                    self.stop = i64::MIN;
+                    r.stop = i64::MIN;
                 }
             }
         }
@@ -405,6 +412,7 @@ impl GameBoy {
             fast_lo,
             fast_span,
             fast_base,
+            stop: i64::MIN,
         }
     }
 
@@ -456,7 +464,6 @@ impl GameBoy {
             if self.ei_delay == 0 {
                 self.ime = true;
                 self.bail = self.pending() != 0;
-                self.stop = i64::MIN;
             }
         }
     }
@@ -823,17 +830,20 @@ impl GameBoy {
                 self.next(r, 3, 12);
             }
             0x02 => {
-                self.write_c(r, r.bc(), r.a);
+                let (addr, value) = (r.bc(), r.a);
+                self.write_c(r, addr, value);
                 self.next(r, 1, 8);
             }
             0x12 => {
                 self.mao = 4;
-                self.write_c(r, r.de(), r.a);
+                let (addr, value) = (r.de(), r.a);
+                self.write_c(r, addr, value);
                 self.mao = 0;
                 self.next(r, 1, 8);
             }
             0x22 | 0x32 => {
-                self.write_c(r, r.hl, r.a);
+                let (addr, value) = (r.hl, r.a);
+                self.write_c(r, addr, value);
                 r.hl = if op == 0x22 {
                     r.hl.wrapping_add(1)
                 } else {
@@ -884,12 +894,14 @@ impl GameBoy {
                 let a = self.read_c(r, r.hl);
                 let t = if op == 0x34 { r.inc8(a) } else { r.dec8(a) };
                 r.cycles += 4;
-                self.write_c(r, r.hl, t);
+                let (addr, value) = (r.hl, t);
+                self.write_c(r, addr, value);
                 self.next(r, 1, 8);
             }
             0x36 => {
                 r.cycles += 4;
-                self.write_c(r, r.hl, v8);
+                let (addr, value) = (r.hl, v8);
+                self.write_c(r, addr, value);
                 self.next(r, 2, 8);
             }
             0x04 | 0x0C | 0x14 | 0x1C | 0x24 | 0x2C | 0x3C => {
@@ -915,8 +927,10 @@ impl GameBoy {
                 self.next(r, 1, 4);
             }
             0x08 => {
-                self.write_c(r, v16, r.sp as u8);
-                self.write_c(r, v16.wrapping_add(1), (r.sp >> 8) as u8);
+                let (addr, value) = (v16, r.sp as u8);
+                self.write_c(r, addr, value);
+                let (addr, value) = (v16.wrapping_add(1), (r.sp >> 8) as u8);
+                self.write_c(r, addr, value);
                 self.next(r, 3, 20);
             }
             0x10 => self.next(r, 2, 4), // STOP: a 2-byte no-op on DMG in PyBoy
@@ -977,7 +991,7 @@ impl GameBoy {
                 self.halted = true;
                 self.halted_during_ei = self.ei_delay == 1;
                 self.bail = true;
-                self.stop = i64::MIN;
+                r.stop = i64::MIN;
                 r.cycles += 4;
             }
             0x40 => self.ld_r_r::<0, 0>(r),
@@ -1129,7 +1143,7 @@ impl GameBoy {
                 self.ime = true;
                 self.ei_delay = 0;
                 self.bail = self.pending() != 0;
-                self.stop = i64::MIN;
+                r.stop = i64::MIN;
                 r.cycles += 4;
                 r.pc = self.pop16(r);
                 r.cycles += 8;
@@ -1194,7 +1208,8 @@ impl GameBoy {
             }
             0xE0 => {
                 r.cycles += 4;
-                self.write_c(r, 0xFF00 | v8 as u16, r.a);
+                let (addr, value) = (0xFF00 | v8 as u16, r.a);
+                self.write_c(r, addr, value);
                 self.next(r, 2, 8);
             }
             0xF0 => {
@@ -1203,7 +1218,8 @@ impl GameBoy {
                 self.next(r, 2, 8);
             }
             0xE2 => {
-                self.write_c(r, 0xFF00 | r.c as u16, r.a);
+                let (addr, value) = (0xFF00 | r.c as u16, r.a);
+                self.write_c(r, addr, value);
                 self.next(r, 1, 8);
             }
             0xF2 => {
@@ -1212,7 +1228,8 @@ impl GameBoy {
             }
             0xEA => {
                 r.cycles += 8;
-                self.write_c(r, v16, r.a);
+                let (addr, value) = (v16, r.a);
+                self.write_c(r, addr, value);
                 self.next(r, 3, 8);
             }
             0xFA => {
@@ -1241,7 +1258,7 @@ impl GameBoy {
                 if self.ei_delay == 0 {
                     self.ei_delay = 2;
                 }
-                self.stop = i64::MIN;
+                r.stop = i64::MIN;
                 self.next(r, 1, 4);
             }
             _ => {
@@ -1252,7 +1269,7 @@ impl GameBoy {
                     pc: r.pc,
                 });
                 self.bail = true;
-                self.stop = i64::MIN;
+                r.stop = i64::MIN;
             }
         }
     }
@@ -1269,7 +1286,8 @@ impl GameBoy {
             r.set_reg(D, v);
             self.next(r, 1, 8);
         } else if D == 6 {
-            self.write_c(r, r.hl, r.reg(S));
+            let (addr, value) = (r.hl, r.reg(S));
+            self.write_c(r, addr, value);
             self.next(r, 1, 8);
         } else {
             r.set_reg(D, r.reg(S));
@@ -1572,7 +1590,8 @@ impl GameBoy {
                 _ => v | (1 << n),
             };
             r.cycles += 4;
-            self.write_c(r, r.hl, t);
+            let (addr, value) = (r.hl, t);
+            self.write_c(r, addr, value);
             self.next(r, 2, 8);
         } else {
             let v = r.reg(ri);

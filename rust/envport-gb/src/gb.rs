@@ -136,8 +136,6 @@ pub struct GameBoy {
     pub ie_reg: u8,
     pub cycles: u64,
     pub(crate) bail: bool,
-    /// See `cpu_tick`: the cycle count at which the batch loop looks at EI delay and bail.
-    pub(crate) stop: i64,
     /// Cycles between the start of the instruction's current step and the bus access: PyBoy
     /// brings the PPU to `cycles + offset` before VRAM/OAM/LCD-register accesses.
     pub(crate) mao: u64,
@@ -198,7 +196,6 @@ impl GameBoy {
             ie_reg: 0,
             cycles: 0,
             bail: false,
-            stop: 0,
             mao: 0,
             fetch: FetchWindow::default(),
             stall: None,
@@ -451,7 +448,6 @@ impl GameBoy {
                 self.cart.write(addr, value);
                 self.refresh_fetch();
                 self.bail = true;
-                self.stop = i64::MIN;
             }
             0x8000..=0x9FFF => {
                 if self.mao != 0 {
@@ -549,21 +545,18 @@ impl GameBoy {
                     _ => self.io[(addr - 0xFF00) as usize] = value,
                 }
                 self.bail = true;
-                self.stop = i64::MIN;
             }
             0xFF4C..=0xFF7F => {
                 if self.bootrom_enabled && addr == 0xFF50 && (value == 0x01 || value == 0x11) {
                     self.bootrom_enabled = false;
                     self.refresh_fetch();
                     self.bail = true;
-                    self.stop = i64::MIN;
                 }
             }
             0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize] = value,
             _ => {
                 self.ie_reg = value;
                 self.bail = true;
-                self.stop = i64::MIN;
             }
         }
     }
