@@ -70,3 +70,16 @@ def test_views_keep_the_batch_alive() -> None:
     del vec
     assert np.array_equal(shades, expected[0])
     assert np.array_equal(wram, expected[1])
+
+
+def test_views_follow_a_loaded_state() -> None:
+    vec = _batch()
+    vec.tick(100, True, buttons=MASKS)
+    wram, shades = vec.wram_view(), vec.shades_view()
+    assert not np.array_equal(wram[0], wram[3])  # different buttons, different joypad byte
+    vec.load_state(3, vec.save_state(0))
+    assert np.array_equal(wram[3], wram[0])
+    assert np.array_equal(shades[3], shades[0])
+    vec.tick(2, True, buttons=[MASKS[0]] * len(MASKS))
+    assert np.array_equal(wram[3], wram[0])
+    assert np.array_equal(wram, vec.read(0xC000, 0xE000))
