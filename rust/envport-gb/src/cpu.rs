@@ -503,6 +503,7 @@ impl GameBoy {
     /// Fetch outside the checked ROM fast path: the boot ROM, RAM, I/O, the 2 bytes below a
     /// bank end, banks that reach past the ROM's end.
     #[inline(never)]
+    #[cold]
     fn fetch_slow(&mut self, pc: u16) -> (u8, u8, u8) {
         let window = self.fetch;
         if window.rom && (pc as u32 + 2) < 0x8000 {

@@ -317,6 +317,7 @@ impl GameBoy {
     }
 
     #[inline(never)]
+    #[cold]
     pub(crate) fn read_slow(&mut self, addr: u16) -> u8 {
         match addr {
             0x0000..=0x3FFF => {
@@ -442,6 +443,7 @@ impl GameBoy {
     }
 
     #[inline(never)]
+    #[cold]
     pub(crate) fn write_slow(&mut self, addr: u16, value: u8) {
         match addr {
             0x0000..=0x7FFF => {
