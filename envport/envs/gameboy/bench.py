@@ -10,6 +10,8 @@ rows step ``--batch`` emulators with Rayon on 1 and on 2 threads. Each row is ti
 wall-clock time and in process CPU time (all threads added up): on a machine shared with other
 jobs the CPU-time figure is the one that compares per core; thread scaling needs idle cores and
 the wall-clock figure. Ratios are to PyBoy on the same ROM and mode. Best of ``--repeats``.
+The last lines give the 2-thread batch's wall-clock speed-up over the 1-thread batch, with the
+load average read before and after the run (other jobs on the cores lower it).
 """
 
 from __future__ import annotations
@@ -69,16 +71,23 @@ def bench(frames: int, repeats: int, batch: int) -> list[Row]:
             w, c = _best(_ticker(gb, n, render), repeats)
             rows.append((f"{name}, {mode}", "Rust core, 1 thread", n / w, n / c))
         data = rom.read_bytes()
-        for threads in (1, 2):
-            vec = envport_gb.VecGameBoy(data, batch, boot.read_bytes(), threads=threads)
-            vec.tick(70, False)
-            per = max(frames // batch, 1)
-            def run(v: Any = vec, k: int = per) -> None:
-                v.tick(k, False)
+        for render in (False, True):
+            mode = "render every frame" if render else "no render"
+            for threads in (1, 2):
+                vec = envport_gb.VecGameBoy(data, batch, boot.read_bytes(), threads=threads)
+                vec.tick(70, False)
+                per = max(frames // batch // (4 if render else 1), 1)
 
-            w, c = _best(run, repeats)
-            rows.append((f"{name}, no render", f"Rust batch of {batch}, {threads} thread(s)",
-                         per * batch / w, per * batch / c))
+                def run(v: Any = vec, k: int = per, r: bool = render) -> None:
+                    if r:
+                        for _ in range(k):
+                            v.tick(1, True)
+                    else:
+                        v.tick(k, False)
+
+                w, c = _best(run, repeats)
+                rows.append((f"{name}, {mode}", f"Rust batch of {batch}, {threads} thread(s)",
+                             per * batch / w, per * batch / c))
     return rows
 
 
@@ -91,10 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     for flag in ("frames", "repeats", "batch"):
         if getattr(args, flag) < 1:
             raise ValueError(f"--{flag} must be at least 1")
+    load_before = os.getloadavg()[0]
     rows = bench(args.frames, args.repeats, args.batch)
     load = os.getloadavg()[0]
-    print(f"# {os.cpu_count()} CPUs, load average {load:.1f}; best of {args.repeats}; frames/s "
-          "in wall-clock time and per CPU second (process time, all threads)")
+    print(f"# {os.cpu_count()} CPUs, load average {load_before:.1f} before, {load:.1f} after; "
+          f"best of {args.repeats}; frames/s in wall-clock time and per CPU second (process "
+          "time, all threads)")
     print(f"{'ROM, mode':28s} {'emulator':34s} {'wall':>10s} {'ratio':>6s} {'per CPU s':>10s} "
           f"{'ratio':>6s}")
     base: dict[str, tuple[float, float]] = {}
@@ -103,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
             base[what] = (wall, cpu)
         bw, bc = base[what]
         print(f"{what:28s} {who:34s} {wall:10,.0f} {wall / bw:6.2f} {cpu:10,.0f} {cpu / bc:6.2f}")
+    one = {what: wall for what, who, wall, _ in rows if who.endswith(", 1 thread(s)")}
+    for what, who, wall, _ in rows:
+        if who.endswith(", 2 thread(s)"):
+            print(f"# {what}: 2 threads / 1 thread, wall-clock: {wall / one[what]:.2f}x")
     return 0
 
 

@@ -145,8 +145,10 @@ pub struct GameBoy {
     pub cart: Cartridge,
     pub boot_rom: Vec<u8>,
     pub bootrom_enabled: bool,
-    pub wram: Vec<u8>,
-    pub hram: Vec<u8>,
+    /// Inline (not behind a pointer): the bus reads them without an indirection, and a batch of
+    /// machines in one `Vec` shows them at a fixed stride (the zero-copy NumPy views).
+    pub wram: [u8; 0x2000],
+    pub hram: [u8; 0x7F],
     pub io: Vec<u8>,
     pub unusable: Vec<u8>,
     // OAM DMA
@@ -200,8 +202,8 @@ impl GameBoy {
             cart,
             boot_rom: boot,
             bootrom_enabled: true,
-            wram: vec![0; 0x2000],
-            hram: vec![0; 0x7F],
+            wram: [0; 0x2000],
+            hram: [0; 0x7F],
             io: vec![0; 0x4C],
             unusable: vec![0; 0x60],
             dma_active: false,
@@ -315,7 +317,8 @@ impl GameBoy {
     }
 
     #[inline(never)]
-    fn read_slow(&mut self, addr: u16) -> u8 {
+    #[cold]
+    pub(crate) fn read_slow(&mut self, addr: u16) -> u8 {
         match addr {
             0x0000..=0x3FFF => {
                 if self.bootrom_enabled && addr <= 0xFF {
@@ -440,7 +443,8 @@ impl GameBoy {
     }
 
     #[inline(never)]
-    fn write_slow(&mut self, addr: u16, value: u8) {
+    #[cold]
+    pub(crate) fn write_slow(&mut self, addr: u16, value: u8) {
         match addr {
             0x0000..=0x7FFF => {
                 self.cart.write(addr, value);

@@ -24,6 +24,7 @@ impl Stat {
         self.update_irq_line()
     }
 
+    #[inline(always)]
     pub fn update_lyc(&mut self, lyc: u8, ly: u8) -> u8 {
         if lyc == ly {
             self.value |= 0b100;
@@ -33,6 +34,7 @@ impl Stat {
         self.update_irq_line()
     }
 
+    #[inline(always)]
     pub fn set_mode(&mut self, mode: u8) -> u8 {
         if self.mode == mode {
             return 0;
@@ -44,6 +46,7 @@ impl Stat {
     }
 
     /// The STAT interrupt fires on a rising edge of the OR of its enabled sources.
+    #[inline(always)]
     pub fn update_irq_line(&mut self) -> u8 {
         let mode_irq = self.mode != 3 && self.value & (1 << (self.mode + 3)) != 0;
         let lyc_irq = self.value & 0x44 == 0x44;

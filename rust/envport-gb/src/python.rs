@@ -1,7 +1,8 @@
 //! The Python module `envport_gb`: one emulator (`GameBoy`) and a batch stepped in parallel
 //! with Rayon, the GIL released (`VecGameBoy`).
 
-use numpy::{PyArray1, PyArrayMethods};
+use numpy::ndarray::{ArrayView, Dimension, IntoDimension, ShapeBuilder};
+use numpy::{PyArray, PyArray1, PyArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -203,11 +204,85 @@ impl PyGameBoy {
     }
 }
 
+/// One emulator of a batch, on its own cache lines: the threads stepping neighbouring machines
+/// never write to a shared line.
+#[repr(C, align(128))]
+#[derive(Clone)]
+struct Slot(GameBoy);
+
+impl std::ops::Deref for Slot {
+    type Target = GameBoy;
+    fn deref(&self) -> &GameBoy {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Slot {
+    fn deref_mut(&mut self) -> &mut GameBoy {
+        &mut self.0
+    }
+}
+
 /// N emulators of one ROM, stepped in parallel (Rayon) by one call with the GIL released.
 #[pyclass(name = "VecGameBoy", module = "envport_gb")]
 struct PyVecGameBoy {
-    gbs: Vec<GameBoy>,
+    /// Never resized after construction: the zero-copy views point into it.
+    gbs: Vec<Slot>,
     pool: rayon::ThreadPool,
+}
+
+/// A read-only NumPy array over the same field of every emulator of `this` (the field at byte
+/// `offset` of a `Slot`, of shape `inner`, row-major): one axis of stride `size_of::<Slot>()`
+/// in front. The array keeps `this` alive; its values change in place at every `tick`.
+fn batch_view<'py, D>(
+    this: &Bound<'py, PyVecGameBoy>,
+    offset: usize,
+    inner: D,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    D: Dimension,
+    D::Larger: Dimension,
+{
+    let me = this.borrow();
+    let n = me.gbs.len();
+    let inner_shape = inner.slice().to_vec();
+    let mut shape = vec![n];
+    shape.extend_from_slice(&inner_shape);
+    let mut strides = vec![std::mem::size_of::<Slot>()];
+    let mut s = 1usize;
+    let mut inner_strides = vec![0usize; inner_shape.len()];
+    for (k, &len) in inner_shape.iter().enumerate().rev() {
+        inner_strides[k] = s;
+        s *= len;
+    }
+    strides.extend_from_slice(&inner_strides);
+    let shape = shape.into_dimension();
+    let strides = strides.into_dimension();
+    // SAFETY: the pointer is derived from the whole Vec's allocation, and every element the
+    // view reaches (n slots, the field of `inner` bytes at `offset` in each) lies inside it.
+    // The Vec is never resized and the array's base object is `this`, so the memory outlives
+    // the array; it is marked read-only, and Rust writes to it only inside `tick`/`load_*`.
+    let view = unsafe {
+        let base = me.gbs.as_ptr() as *const u8;
+        ArrayView::from_shape_ptr(shape.strides(strides), base.add(offset))
+    };
+    let arr = unsafe { PyArray::<u8, _>::borrow_from_array(&view, this.clone().into_any()) };
+    drop(me);
+    let kwargs = pyo3::types::PyDict::new(this.py());
+    kwargs.set_item("write", false)?;
+    arr.call_method("setflags", (), Some(&kwargs))?;
+    Ok(arr.into_any())
+}
+
+/// Byte offset of a field of the emulator within a `Slot`.
+macro_rules! slot_offset {
+    ($($field:tt)+) => {{
+        let probe = std::mem::MaybeUninit::<Slot>::uninit();
+        let base = probe.as_ptr();
+        // SAFETY: only the address of the field is taken, nothing is read.
+        let field = unsafe { std::ptr::addr_of!((*base).0.$($field)+) } as *const u8;
+        field as usize - base as *const u8 as usize
+    }};
 }
 
 #[pymethods]
@@ -226,7 +301,7 @@ impl PyVecGameBoy {
             .build()
             .map_err(|e| PyRuntimeError::new_err(format!("thread pool: {e}")))?;
         Ok(PyVecGameBoy {
-            gbs: vec![gb; n],
+            gbs: vec![Slot(gb); n],
             pool,
         })
     }
@@ -324,6 +399,29 @@ impl PyVecGameBoy {
         Ok(PyArray1::from_vec(py, out)
             .reshape([self.gbs.len(), ROWS, COLS])?
             .into_any())
+    }
+
+    /// Zero-copy (N, 144, 160) uint8 view of every emulator's palette shades (what `shades()`
+    /// copies): read-only, it keeps the batch alive and shows the new screens after each
+    /// `tick` without another call (copy it to keep a frame).
+    fn shades_view<'py>(this: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        batch_view(
+            this,
+            slot_offset!(screen.shades),
+            (ROWS, COLS).into_dimension(),
+        )
+    }
+
+    /// Zero-copy (N, 0x2000) uint8 view of every emulator's work RAM, 0xC000-0xDFFF (what
+    /// `read(0xC000, 0xE000)` copies); read-only, updated in place by each `tick`.
+    fn wram_view<'py>(this: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        batch_view(this, slot_offset!(wram), [0x2000usize].into_dimension())
+    }
+
+    /// Zero-copy (N, 0x7F) uint8 view of every emulator's high RAM, 0xFF80-0xFFFE (what
+    /// `read(0xFF80, 0xFFFF)` copies); read-only, updated in place by each `tick`.
+    fn hram_view<'py>(this: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        batch_view(this, slot_offset!(hram), [0x7Fusize].into_dimension())
     }
 
     fn save_state<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyBytes>> {

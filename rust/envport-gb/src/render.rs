@@ -20,9 +20,9 @@ pub const GREY: [[u8; 3]; 4] = [
 pub struct Screen {
     /// Shade (0-3, after the palette) of each pixel, row-major 144 x 160; 4 where nothing was
     /// drawn yet since power-on (PyBoy's buffer starts as zeros: RGBA 0, 0, 0, 0).
-    pub shades: Vec<u8>,
+    pub shades: [u8; ROWS * COLS],
     /// 1 where the background/window pixel had colour index 0 (objects behind BG show there).
-    pub col0: Vec<u8>,
+    pub col0: [u8; ROWS * COLS],
     /// The window's internal line counter (PyBoy starts it at 0 and resets it to -1 after line
     /// 143, so the very first frame's window starts one line further down).
     pub ly_window: i32,
@@ -31,12 +31,33 @@ pub struct Screen {
 impl Default for Screen {
     fn default() -> Self {
         Screen {
-            shades: vec![UNDRAWN; ROWS * COLS],
-            col0: vec![0; ROWS * COLS],
+            shades: [UNDRAWN; ROWS * COLS],
+            col0: [0; ROWS * COLS],
             ly_window: 0,
         }
     }
 }
+
+/// 0x01 in each byte lane of a u64.
+const LANES: u64 = 0x0101_0101_0101_0101;
+
+/// A tile row's bit plane spread over 8 byte lanes: lane k holds bit 7 - k (pixel k from the
+/// left), so a little-endian store puts the pixels in screen order.
+const SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut k = 0;
+        while k < 8 {
+            if b & (0x80 >> k) != 0 {
+                t[b] |= 1 << (8 * k);
+            }
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+};
 
 #[inline(always)]
 fn tile_pixel(vram: &[u8], tile: usize, row: usize, col: usize) -> u8 {
@@ -45,18 +66,6 @@ fn tile_pixel(vram: &[u8], tile: usize, row: usize, col: usize) -> u8 {
     let hi = vram[base + 1];
     let bit = 7 - col;
     (((hi >> bit) & 1) << 1) | ((lo >> bit) & 1)
-}
-
-/// Tile-map entry at map pixel (x, y) of the map at `map_offset`, as a tile number into VRAM.
-#[inline(always)]
-fn map_tile(lcd: &Lcd, map_offset: usize, x: usize, y: usize) -> usize {
-    let addr = map_offset + (y / 8 * 32) % 0x400 + (x / 8) % 32;
-    let t = lcd.vram[addr] as usize;
-    if lcd.lcdc & 0x10 != 0 {
-        t
-    } else {
-        (t ^ 0x80) + 128
-    }
 }
 
 impl Screen {
@@ -112,7 +121,8 @@ impl Screen {
     }
 
     /// Screen pixels [from, to) of row `row` show map pixels (x + dx) mod 256 of map line
-    /// `my` (map at `map`): one tile row fetched per 8 pixels.
+    /// `my` (map at `map`): whole tile rows are decoded 8 pixels at a time into a line buffer,
+    /// then the run is copied from it at the fine scroll offset.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn draw_run(
@@ -125,23 +135,40 @@ impl Screen {
         dx: usize,
         my: usize,
     ) {
-        let mut x = from;
-        while x < to {
-            let mx = x.wrapping_add(dx) % 256;
-            let tile = map_tile(lcd, map, mx, my);
-            let base = tile * 16 + (my % 8) * 2;
-            let lo = lcd.vram[base];
-            let hi = lcd.vram[base + 1];
-            let mut col = mx % 8;
-            while col < 8 && x < to {
-                let bit = 7 - col;
-                let c = (((hi >> bit) & 1) << 1) | ((lo >> bit) & 1);
-                self.shades[row + x] = (lcd.bgp >> (2 * c)) & 3;
-                self.col0[row + x] = (c == 0) as u8;
-                col += 1;
-                x += 1;
-            }
+        if from >= to {
+            return;
         }
+        let mx0 = from.wrapping_add(dx) % 256;
+        let fine = mx0 % 8;
+        let n = to - from;
+        let tiles = (fine + n).div_ceil(8);
+        let map_row = map + (my / 8 * 32) % 0x400;
+        let tile_row = (my % 8) * 2;
+        let unsigned = lcd.lcdc & 0x10 != 0;
+        let pal = lcd.bgp as u64;
+        // Shade of each colour index, times 0x01 in every byte lane.
+        let p = |c: u64| (pal >> (2 * c)) & 3;
+        let (p0, p1, p2, p3) = (p(0), p(1), p(2), p(3));
+        let mut shade_buf = [0u8; 8 * 21];
+        let mut col0_buf = [0u8; 8 * 21];
+        let vram = &lcd.vram[..0x2000];
+        for t in 0..tiles {
+            let tx = (mx0 / 8 + t) % 32;
+            let idx = vram[map_row + tx] as usize;
+            let tile = if unsigned { idx } else { (idx ^ 0x80) + 128 };
+            let base = tile * 16 + tile_row;
+            let lo = SPREAD[vram[base] as usize];
+            let hi = SPREAD[vram[base + 1] as usize];
+            let m3 = lo & hi;
+            let m2 = hi & !lo;
+            let m1 = lo & !hi;
+            let m0 = LANES & !(lo | hi);
+            let shades = p0 * m0 + p1 * m1 + p2 * m2 + p3 * m3;
+            shade_buf[8 * t..8 * t + 8].copy_from_slice(&shades.to_le_bytes());
+            col0_buf[8 * t..8 * t + 8].copy_from_slice(&m0.to_le_bytes());
+        }
+        self.shades[row + from..row + to].copy_from_slice(&shade_buf[fine..fine + n]);
+        self.col0[row + from..row + to].copy_from_slice(&col0_buf[fine..fine + n]);
     }
 
     fn draw_sprites(&mut self, lcd: &Lcd, ly: usize) {
