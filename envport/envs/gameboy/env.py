@@ -173,9 +173,10 @@ class PyBoyGame(_GameSide):
 
     def __init__(self, game: Game, frame_skip: int = 4, max_frames: int = 10_000) -> None:
         super().__init__(game, frame_skip, max_frames)
-        from envport.envs.gameboy.lockstep import make_pyboy
+        from envport.envs.gameboy.lockstep import close_at_exit, make_pyboy
 
         self.pb = make_pyboy(rom_path(game.rom), rom_path("boot"))
+        close_at_exit(self)
         buf = io.BytesIO()
         self.pb.save_state(buf)
         self._power_on_state = buf.getvalue()

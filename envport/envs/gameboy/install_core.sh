@@ -38,4 +38,4 @@ else
     "$PYTHON" -m pip install --quiet --force-reinstall --no-deps "$CRATE"/target/wheels/*.whl
     echo "$hash" > "$stamp"
 fi
-"$PYTHON" -m envport.envs.gameboy.build_roms >/dev/null
+"$PYTHON" -c "from envport.envs.gameboy.build_roms import main; raise SystemExit(main([]))" >/dev/null

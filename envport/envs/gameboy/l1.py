@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envport.envs.gameboy.build_roms import rom_path
-from envport.envs.gameboy.lockstep import make_core, make_pyboy, pyboy_registers
+from envport.envs.gameboy.lockstep import close_at_exit, make_core, make_pyboy, pyboy_registers
 
 UNUSED = frozenset({0xD3, 0xDB, 0xDD, 0xE3, 0xE4, 0xEB, 0xEC, 0xED, 0xF4, 0xFC, 0xFD})
 #: Opcode numbers as PyBoy counts them: 0x00-0xFF base, 0x100-0x1FF the CB-prefixed ones.
@@ -186,6 +186,7 @@ class Pair:
     def __init__(self) -> None:
         rom, boot = rom_path("idle"), rom_path("boot")
         self.pb = make_pyboy(rom, boot)
+        close_at_exit(self)
         self.gb = make_core(rom, boot)
         self.pb.tick(3, False)
         self.gb.tick(3, False)

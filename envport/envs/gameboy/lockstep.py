@@ -8,6 +8,9 @@ install.sh.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +36,25 @@ def make_core(rom: Path, boot: Path) -> Any:
     import envport_gb
 
     return envport_gb.GameBoy(rom.read_bytes(), boot.read_bytes())
+
+
+_OWNERS: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def close_at_exit(owner: Any) -> None:
+    """Close ``owner`` (an object holding a PyBoy, with ``close()``) at interpreter exit if it
+    is still alive then: a PyBoy left to the interpreter's teardown prints "Error in
+    sys.excepthook" from its finaliser."""
+    _OWNERS.add(owner)
+
+
+def _close_owners() -> None:
+    for owner in list(_OWNERS):
+        with contextlib.suppress(Exception):  # stopped twice is harmless; never fail at exit
+            owner.close()
+
+
+atexit.register(_close_owners)
 
 
 def make_pyboy(rom: Path, boot: Path) -> Any:
