@@ -260,6 +260,13 @@ def rest_active(ctx: Ctx, s: Any, en: Any) -> Ctx:
     and their counters, lastMove, Transform state gone; ``setSpecies`` recomputes the modified
     stats from the stored ones with the paralysis/burn penalty."""
     j = slot(ctx, s)
+    # moveSlots = baseMoveSlots.slice(): Mimic's and Transform's slots give way to the base ones
+    # (a slot the base lacks becomes empty); setSpecies(baseSpecies) resets the types
+    sep = aget(ctx, "base_separate", s)
+    for name, base in (("moves", "base_moves"), ("pp", "base_pp"), ("maxpp", "base_maxpp")):
+        ctx = tset(ctx, name, s, j, jnp.where(sep, aget(ctx, base, s), tget(ctx, name, s, j)), en)
+    ctx = tset(ctx, "types", s, j, jnp.asarray(T.SPECIES_TYPES)[_i(tget(ctx, "species", s, j))],
+               en)
     ctx = _zero_active(ctx, s, j, en)
     return tset(ctx, "modified", s, j,
                 M.switch_in_stats(tget(ctx, "stats", s, j), tget(ctx, "status", s, j)), en)
@@ -569,6 +576,8 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx = heal(ctx, done_status & rest, t, maxhp)
     recover = h & ((move == MV.ID["recover"]) | (move == MV.ID["softboiled"]))
     ctx = heal(ctx, recover & ~recovery_fails(hp, maxhp), t, maxhp // 2)
+    ctx = mimic(ctx, h & (move == MV.ID["mimic"]), a, d)
+    ctx = transform(ctx, h & (move == MV.ID["transform"]), a, d)
     # -- flinch, volatiles (addVolatile fails on one already there)
     flinch = sec & (kind == T.SECONDARY_FLINCH)
     ctx = set_vol(ctx, d, _V["flinch"], True, flinch)
@@ -595,6 +604,70 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     thaw = landed & jnp.asarray(MV.SECONDARY_IS_BURN)[move] & (
         _i(mon(ctx, "status", d)) == T.STATUS_FRZ)
     return cure_status(ctx, d, thaw)
+
+
+def _own_move_count(ctx: Ctx, a: Any) -> Array:
+    """``pokemon.ppUps.length``: the set's own moves (the base slots)."""
+    base = jnp.where(aget(ctx, "base_separate", a), aget(ctx, "base_moves", a),
+                     mon(ctx, "moves", a))
+    return (base > 0).sum().astype(I32)
+
+
+def _keep_base(ctx: Ctx, a: Any, keep: Array, en: Any) -> Ctx:
+    """Slots ``keep`` of side ``a``'s moveSlots get new objects: baseMoveSlots keep the old ones
+    (where they were not separate already)."""
+    sep = aget(ctx, "base_separate", a)
+    for name, base in (("moves", "base_moves"), ("pp", "base_pp"), ("maxpp", "base_maxpp")):
+        ctx = aset(ctx, base, a, jnp.where(sep, aget(ctx, base, a), mon(ctx, name, a)), en)
+    return aset(ctx, "base_separate", a, sep | keep, en)
+
+
+def mimic(ctx: Ctx, en: Any, a: Any, d: Any) -> Ctx:
+    """``mods/gen1/moves.ts mimic.onHit``: ``sample(target.moves)``, which goes into the user's
+    ``lastSelectedMoveSlot`` as a virtual slot with that slot's PP and the copied move's
+    ``calculatePP(move, ppUps[slot] || 0)`` as max PP."""
+    foe_moves = mon(ctx, "moves", d)
+    n = (foe_moves > 0).sum().astype(I32)
+    state, pick = prng.sample(ctx["st"]["prng"], foe_moves, jnp.maximum(n, 1))
+    ctx = _record(_advance(ctx, en, state), en, n, NONE)
+    k = jnp.clip(_i(ctx["st"]["side"]["last_selected_slot"][a]), 0, 3)
+    ups = k < _own_move_count(ctx, a)
+    maxpp = jnp.where(ups, jnp.asarray(MV.MAXPP_UPS3)[_i(pick)],
+                      jnp.asarray(MV.MAXPP_UPS0)[_i(pick)])
+    ctx = _keep_base(ctx, a, jnp.arange(4) == k, en)
+    ctx = mset(ctx, "moves", a, _setk(mon(ctx, "moves", a), k, pick), en)
+    ctx = mset(ctx, "maxpp", a, _setk(mon(ctx, "maxpp", a), k, maxpp), en)
+    return aset(ctx, "slot_virtual", a, _setk(aget(ctx, "slot_virtual", a), k, True), en)
+
+
+def transform(ctx: Ctx, en: Any, a: Any, d: Any) -> Ctx:
+    """``sim/pokemon.ts transformInto`` (Gen 1: also into a transformed target): the target's
+    species, types, storedStats, modifiedStats, stages; new virtual move slots of its moves with
+    ``min(5, pp)`` PP (max PP ``calculatePP`` with the user's ppUps of that slot); baseMoveSlots
+    keep the user's own. ``setSpecies`` caches as ``pokemon.speed`` the Speed of the target's
+    species with the user's own level, IV and EV (the copy of storedStats comes after)."""
+    ctx = aset(ctx, "species", a, aget(ctx, "species", d), en)
+    ctx = aset(ctx, "transformed", a, True, en)
+    ctx = mset(ctx, "types", a, mon(ctx, "types", d), en)
+    ctx = aset(ctx, "stored", a, aget(ctx, "stored", d), en)
+    ctx = mset(ctx, "modified", a, mon(ctx, "modified", d), en)
+    ctx = aset(ctx, "boosts", a, aget(ctx, "boosts", d), en)
+    foe_moves = _i(mon(ctx, "moves", d))
+    n_foe = (foe_moves > 0).sum()
+    n_own = _own_move_count(ctx, a)
+    idx = jnp.arange(4)
+    ctx = _keep_base(ctx, a, idx < jnp.maximum(n_own, n_foe), en)
+    has = foe_moves > 0
+    maxpp = jnp.where(idx < n_own, jnp.asarray(MV.MAXPP_UPS3)[foe_moves],
+                      jnp.asarray(MV.MAXPP_UPS0)[foe_moves])
+    ctx = mset(ctx, "moves", a, foe_moves, en)
+    ctx = mset(ctx, "pp", a, jnp.where(has, jnp.asarray(MV.TRANSFORM_PP)[foe_moves], 0), en)
+    ctx = mset(ctx, "maxpp", a, jnp.where(has, maxpp, 0), en)
+    ctx = aset(ctx, "slot_virtual", a, has, en)
+    base = jnp.asarray(T.BASE_STATS)[_i(aget(ctx, "species", d)), 5]
+    spe = M.stat_value(base, mon(ctx, "spe_iv", a), mon(ctx, "spe_ev", a), mon(ctx, "level", a),
+                       False)
+    return _upd(ctx, speed=jnp.where(en, _setk(ctx["speed"], a, spe), ctx["speed"]))
 
 
 def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
@@ -630,41 +703,89 @@ def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
     return ctx, aborted | full
 
 
-def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
-    """``runMove`` -> ``useMove`` -> ``useMoveInner`` for side ``a``'s active using ``move``
-    (the queued move id, ``side.lastSelectedMove``)."""
+def use_move(ctx: Ctx, en: Any, a: Any, move: Array, from_mirror: Any
+             ) -> tuple[Ctx, Array, Array]:
+    """``mods/gen1/scripts.ts useMove`` -> ``useMoveInner`` for side ``a``'s active using
+    ``move``; ``from_mirror``: called by Mirror Move's ``onHit`` (its sourceEffect). Returns (ctx,
+    Mirror Move succeeded, the move it calls: the foe's ``lastMove``)."""
     d = 1 - a
+    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
+    two = jnp.asarray(MV.TWO_TURN)[move]
+    charged = has_vol(ctx, a, "twoturnmove")
+    charging = en & two & ~charged
+    # a two-turn move called by Mirror Move gives back the PP runMove took from the
+    # lastSelectedMoveSlot (deductPP(-1)); a transformed user's base slot also gains one
+    k = _i(ctx["st"]["side"]["last_selected_slot"][a])
+    refund = en & from_mirror & two
+    ctx = deduct_pp(ctx, refund, a, k, -1)
+    bk = jnp.clip(k, 0, 3)
+    ctx = aset(ctx, "base_pp", a, _setk(aget(ctx, "base_pp", a), bk,
+                                         (_i(aget(ctx, "base_pp", a)[bk]) + 1) % 64),
+               en & from_mirror & aget(ctx, "transformed", a) & (k < _own_move_count(ctx, a)))
+    ctx = sset(ctx, "last_move", a, move, en)
+    ctx = sset(ctx, "last_enemy_move", a, move, en)
+    ctx = aset(ctx, "last_move", a, move, en & ~charging)
+    # two-turn moves (scripts.ts TWO_TURN_MOVES; moves.ts onTryMove): the first turn adds
+    # twoturnmove and stops in useMoveInner's TryMove (no PP, no pokemon.lastMove, lastDamage
+    # untouched); the second removes it and runs the move
+    ctx = set_vol(ctx, a, _V["twoturnmove"], True, charging)
+    ctx = aset(ctx, "twoturn_move", a, move, charging)
+    ctx = aset(ctx, "twoturn_source", a, jnp.where(from_mirror, MV.ID["mirrormove"], 0), charging)
+    ctx = set_vol(ctx, a, _V["twoturnmove"] | _V["invulnerability"], False, en & two & charged)
+    ctx = aset(ctx, "twoturn_move", a, 0, en & two & charged)
+    go_hit = en & ~charging
+    ctx = bset(ctx, "last_damage", 0, go_hit & ~jnp.asarray(MV.SKIP_LASTDAMAGE)[move])
+    ctx = move_hit(ctx, go_hit, a, d, move)
+    # mods/gen1/moves.ts mirrormove.onHit: fails without a foe's lastMove or when it is Mirror
+    # Move; else lastSelectedMove and lastEnemySelectedMove become that move, which is used
+    foe_last = _i(aget(ctx, "last_move", d))
+    mirror = go_hit & (move == MV.ID["mirrormove"]) & (foe_last != 0) & (
+        foe_last != MV.ID["mirrormove"])
+    ctx = sset(ctx, "last_selected_move", a, foe_last, mirror)
+    ctx = sset(ctx, "last_enemy_selected_move", a, foe_last, mirror)
+    # AfterMove and AfterMoveSelf: after a Mirror Move only when it failed (the called move ran
+    # its own); mods/gen1/conditions.ts mustrecharge.onAfterMove (no recharge after a KO)
+    tail = en & ~mirror
+    t = jnp.where(self_t, a, d)  # useMove: target 'self'
+    ctx = set_vol(ctx, a, _V["mustrecharge"], False, tail & (_i(mon(ctx, "hp", t)) <= 0))
+    ctx = residual_status_damage(ctx, a, tail & (_i(mon(ctx, "hp", t)) > 0), self_t)
+    return ctx, mirror, foe_last
+
+
+def deduct_pp(ctx: Ctx, en: Any, a: Any, k: Any, amount: int) -> Ctx:
+    """``mods/gen1/scripts.ts pokemon.deductPP`` on move slot ``k`` (lastSelectedMoveSlot): PP
+    minus ``amount`` with the 6-bit wrap; a virtual slot of a Pokemon that is not transformed
+    (Mimic's) also writes the PP into its base slot."""
+    k = jnp.clip(_i(k), 0, 3)
+    pp = mon(ctx, "pp", a)
+    new = (_i(pp[k]) - amount) & 63
+    ctx = mset(ctx, "pp", a, _setk(pp, k, new), en)
+    sync = en & aget(ctx, "slot_virtual", a)[k] & ~aget(ctx, "transformed", a)
+    return aset(ctx, "base_pp", a, _setk(aget(ctx, "base_pp", a), k, new), sync)
+
+
+def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
+    """``runMove`` for side ``a``'s active using ``move`` (the queued move id,
+    ``side.lastSelectedMove``): BeforeMove, the PP, then ``useMove``; a Mirror Move that works
+    calls ``useMove`` again from its ``onHit`` (the second pass of one loop, so that one compiled
+    move body serves both)."""
     en = en & (slot(ctx, a) >= 0) & ~mon(ctx, "fainted", a)
     ctx, aborted = before_move(ctx, en, a)
     self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
     ctx = residual_status_damage(ctx, a, en & aborted, self_t)  # abortMove -> AfterMoveSelf
     go = en & ~aborted
-    # two-turn moves (scripts.ts TWO_TURN_MOVES; moves.ts onTryMove): the first turn adds
-    # twoturnmove and stops in useMoveInner's TryMove (no PP, no pokemon.lastMove, lastDamage
-    # untouched); the second removes it and runs the move
-    two = jnp.asarray(MV.TWO_TURN)[move]
-    charged = has_vol(ctx, a, "twoturnmove")
-    charging = go & two & ~charged
-    # deductPP on lastSelectedMoveSlot (6-bit wrap)
-    k = _i(ctx["st"]["side"]["last_selected_slot"][a])
-    pp = mon(ctx, "pp", a)
-    ctx = mset(ctx, "pp", a, _setk(pp, k, (_i(pp[k]) - 1) & 63),
-               go & ~charging & (move != MV.ID["struggle"]))
-    ctx = sset(ctx, "last_move", a, move, go)
-    ctx = sset(ctx, "last_enemy_move", a, move, go)
-    ctx = aset(ctx, "last_move", a, move, go & ~charging)
-    ctx = set_vol(ctx, a, _V["twoturnmove"], True, charging)
-    ctx = aset(ctx, "twoturn_move", a, move, charging)
-    ctx = aset(ctx, "twoturn_source", a, 0, charging)
-    ctx = set_vol(ctx, a, _V["twoturnmove"] | _V["invulnerability"], False, go & two & charged)
-    ctx = aset(ctx, "twoturn_move", a, 0, go & two & charged)
-    go_hit = go & ~charging
-    ctx = bset(ctx, "last_damage", 0, go_hit & ~jnp.asarray(MV.SKIP_LASTDAMAGE)[move])
-    ctx = move_hit(ctx, go_hit, a, d, move)
-    t = jnp.where(self_t, a, d)  # useMove: target 'self'
-    # AfterMove: mods/gen1/conditions.ts mustrecharge.onAfterMove (no recharge after a KO)
-    ctx = set_vol(ctx, a, _V["mustrecharge"], False, go & (_i(mon(ctx, "hp", t)) <= 0))
-    return residual_status_damage(ctx, a, go & (_i(mon(ctx, "hp", t)) > 0), self_t)
+    # deductPP on lastSelectedMoveSlot, except on a two-turn move's charge turn and Struggle
+    charging = jnp.asarray(MV.TWO_TURN)[move] & ~has_vol(ctx, a, "twoturnmove")
+    k = ctx["st"]["side"]["last_selected_slot"][a]
+    ctx = deduct_pp(ctx, go & ~charging & (move != MV.ID["struggle"]), a, k, 1)
+
+    def use(i: int, carry: tuple) -> tuple:
+        ctx, en, mv, from_mirror = carry
+        ctx, again, called = use_move(ctx, en, a, mv, from_mirror)
+        return ctx, again, called, jnp.asarray(True)
+
+    ctx, *_ = jax.lax.fori_loop(0, 2, use, (ctx, go, _i(move), jnp.asarray(False)))
+    return ctx
 
 
 # ---- switches (battle-actions.ts switchIn, mods/gen4/scripts.ts runSwitch) --------------------

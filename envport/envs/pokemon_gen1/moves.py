@@ -75,7 +75,14 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "counter": ("counter",),
     "substitute": ("substitute",),
     "twoturn": ("skyattack",),
+    # moves that copy the foe: Mimic (one of its moves into Mimic's slot), Mirror Move (its last
+    # move, used as a second useMove), Transform (species, types, stats, stages, moves)
+    "copy": ("mimic", "mirrormove", "transform"),
 }
+
+# The moves ``lockstep --teams moves`` concentrates on by default: those whose code is the most
+# recent (after the first 131), so that every one of them meets the rest of the engine often.
+FOCUS_DEFAULT: tuple[str, ...] = FAMILIES["copy"]
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
 FAMILY_OF: dict[str, str] = {m: f for f, ms in FAMILIES.items() for m in ms}
@@ -132,7 +139,8 @@ for _m in SKIP_LASTDAMAGE_IDS:
 # Moves with their own ``onHit`` / ``onTryHit`` in the engine (ids, for ``jnp`` comparisons).
 ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboiled", "rest",
                                   "struggle", "jumpkick", "highjumpkick",
-                                  "counter", "substitute")}
+                                  "counter", "substitute", "mimic", "mirrormove",
+                                  "transform")}
 # scripts.ts TWO_TURN_MOVES that the engine plays (Dig and Fly also need invulnerability, Solar
 # Beam / Razor Wind / Skull Bash their own onTryMove)
 TWO_TURN = np.zeros(T.N_MOVES, np.bool_)
@@ -141,6 +149,13 @@ TWO_TURN[T.MOVE_IDS["skyattack"]] = True
 SELF_RECHARGE = np.zeros(T.N_MOVES, np.bool_)
 for _name, _move in T.MOVES.items():
     SELF_RECHARGE[_move["num"]] = (_move.get("self") or {}).get("volatileStatus") == "mustrecharge"
+
+# ``sim/battle.ts calculatePP(move, ppUps)`` for ppUps 3 (a set's own move slots) and 0 (Mimic or
+# Transform into a slot the set has no move for): pp * (5 + ppUps) / 5, minus ppUps for a 40-PP
+# move in gen <= 2; and Transform's ``min(5, move.pp)``
+MAXPP_UPS3 = (T.MOVE_PP.astype(np.int32) * 8 // 5 - 3 * (T.MOVE_PP == 40)).astype(np.uint8)
+MAXPP_UPS0 = T.MOVE_PP.astype(np.uint8)
+TRANSFORM_PP = np.minimum(T.MOVE_PP, 5).astype(np.uint8)
 
 # Type-based status immunity in Gen 1 (``Dex.forGen(1).getImmunity(status, types)``): only
 # Poison types resist poison; no type resists par/brn/frz/slp in Gen 1 (``mods/gen1/typechart``
