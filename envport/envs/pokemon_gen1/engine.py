@@ -473,6 +473,14 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     t = jnp.where(self_t, a, d)
     mtype = _i(jnp.asarray(T.MOVE_TYPE)[move])
     immune = M.is_immune(mtype, mon(ctx, "types", t), jnp.asarray(T.MOVE_IGNORE_IMMUNITY)[move])
+    # singleEvent('TryImmunity'): Leech Seed fails on a Grass type, Dream Eater unless the target
+    # sleeps without a Substitute; then an OHKO move fails on a faster target (both without a draw)
+    immune = immune | ((move == MV.ID["leechseed"]) & M.has_type(mon(ctx, "types", t),
+                                                                T.TYPE_ID["Grass"]))
+    immune = immune | ((move == MV.ID["dreameater"]) & (
+        (_i(mon(ctx, "status", t)) != T.STATUS_SLP) | has_vol(ctx, t, "substitute")))
+    immune = immune | ((jnp.asarray(T.MOVE_DAMAGE_KIND)[move] == T.DAMAGE_OHKO)
+                       & M.ohko_fails(mon(ctx, "modified", a)[4], mon(ctx, "modified", t)[4]))
     go = en & ~immune
     acc = M.accuracy(move, aget(ctx, "boosts", a)[5], aget(ctx, "boosts", t)[6],
                      has_vol(ctx, t, "mustrecharge"))
@@ -577,6 +585,8 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     recover = h & ((move == MV.ID["recover"]) | (move == MV.ID["softboiled"]))
     ctx = heal(ctx, recover & ~recovery_fails(hp, maxhp), t, maxhp // 2)
     ctx = mimic(ctx, h & (move == MV.ID["mimic"]), a, d)
+    # mods/gen1/moves.ts conversion.onHit: the user takes the target's types
+    ctx = mset(ctx, "types", a, mon(ctx, "types", d), h & (move == MV.ID["conversion"]))
     ctx = transform(ctx, h & (move == MV.ID["transform"]), a, d)
     # -- flinch, volatiles (addVolatile fails on one already there)
     flinch = sec & (kind == T.SECONDARY_FLINCH)
@@ -585,7 +595,11 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx = set_vol(ctx, d, _V["mustrecharge"], False, flinch)  # flinch.onStart
     vol = jnp.where(status_move, vol, jnp.where(kind == T.SECONDARY_CONFUSION,
                                                 jnp.uint32(_V["confusion"]), jnp.uint32(0)))
-    add = jnp.where(status_move, h, sec) & (vol != 0) & ((aget(ctx, "volatiles", t) & vol) == 0)
+    # moveHit: a status move whose boosts changed nothing fails before its volatile (Minimize,
+    # Defense Curl at +6)
+    boost_ok = ~(_i(jnp.asarray(MV.MOVE_BOOSTS)[move]) != 0).any() | boosted
+    add = jnp.where(status_move, h & boost_ok, sec) & (vol != 0) & (
+        (aget(ctx, "volatiles", t) & vol) == 0)
     confuse = add & (vol == _V["confusion"])
     ctx, turns = rand_range(ctx, confuse, 2, 6)
     ctx = aset(ctx, "confusion_time", t, turns, confuse)

@@ -48,6 +48,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "icebeam", "blizzard", "psybeam", "bubblebeam", "aurorabeam", "thundershock",
         "thunderbolt", "thunder", "confusion", "psychic", "lick", "smog", "sludge", "boneclub",
         "fireblast", "constrict", "bubble", "hyperfang",
+        # no more than damage in Gen 1 trainer battles (Pay Day's coins are a message)
+        "payday",
+        # OHKO: fail on a faster target, else 65535 (clamped to the target's HP)
+        "fissure", "guillotine", "horndrill",
     ),
     # status moves: a status on the foe (Sleep Clause Mod for sleep), confusion
     "status": (
@@ -59,6 +63,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "swordsdance", "agility", "amnesia", "acidarmor", "meditate", "growth", "sharpen",
         "harden", "withdraw", "barrier", "doubleteam", "growl", "leer", "tailwhip",
         "stringshot", "screech", "sandattack", "smokescreen", "flash", "kinesis",
+        # a boost, then a volatile without effect in Gen 1 (none when the boost fails)
+        "minimize", "defensecurl",
     ),
     # the user's own volatiles and HP: screens, Focus Energy, Mist, Recover/Softboiled, Rest
     "self": (
@@ -67,7 +73,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     # damage with a cost or a gain for the user (Struggle, used when no move has PP, is also
     # played: recoil 1/2)
     "recoil": ("doubleedge", "takedown", "submission"),
-    "drain": ("absorb", "megadrain", "leechlife"),
+    "drain": ("absorb", "megadrain", "leechlife", "dreameater"),
     "selfko": ("explosion", "selfdestruct"),
     "crash": ("jumpkick", "highjumpkick"),
     "recharge": ("hyperbeam",),
@@ -77,12 +83,16 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "twoturn": ("skyattack",),
     # moves that copy the foe: Mimic (one of its moves into Mimic's slot), Mirror Move (its last
     # move, used as a second useMove), Transform (species, types, stats, stages, moves)
-    "copy": ("mimic", "mirrormove", "transform"),
+    "copy": ("mimic", "mirrormove", "transform", "conversion"),
+    # nothing happens (Roar and Whirlwind do not force switches in Gen 1; Teleport does not
+    # flee a trainer battle): the accuracy draw and the move's bookkeeping only
+    "noeffect": ("splash", "teleport", "roar", "whirlwind"),
 }
 
 # The moves ``lockstep --teams moves`` concentrates on by default: those whose code is the most
 # recent (after the first 131), so that every one of them meets the rest of the engine often.
-FOCUS_DEFAULT: tuple[str, ...] = FAMILIES["copy"]
+FOCUS_DEFAULT: tuple[str, ...] = FAMILIES["copy"] + FAMILIES["noeffect"] + (
+    "payday", "fissure", "guillotine", "horndrill", "minimize", "defensecurl", "dreameater")
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
 FAMILY_OF: dict[str, str] = {m: f for f, ms in FAMILIES.items() for m in ms}
@@ -140,7 +150,8 @@ for _m in SKIP_LASTDAMAGE_IDS:
 ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboiled", "rest",
                                   "struggle", "jumpkick", "highjumpkick",
                                   "counter", "substitute", "mimic", "mirrormove",
-                                  "transform")}
+                                  "transform", "conversion", "leechseed", "dreameater",
+                                  "toxic", "haze")}
 # scripts.ts TWO_TURN_MOVES that the engine plays (Dig and Fly also need invulnerability, Solar
 # Beam / Razor Wind / Skull Bash their own onTryMove)
 TWO_TURN = np.zeros(T.N_MOVES, np.bool_)
