@@ -349,17 +349,31 @@ def cure_status(ctx: Ctx, s: Any, en: Any, by_ally: Any = False) -> Ctx:
 
 
 def residual_status_damage(ctx: Ctx, s: Any, en: Any, self_target: Any = False) -> Ctx:
-    """``AfterMoveSelf`` of ``mods/gen1/conditions.ts``: slp (priority 3) wakes when its counter
-    is spent; brn/psn/tox (priority 2) deal floor(maxHP/16) (min 1) times the Toxic counter.
-    ``self_target``: the move's target is the user (the event's source, kept by a cure)."""
+    """``runEvent('AfterMoveSelf')`` on side ``s``'s active, its handlers by priority:
+    ``residualdmg`` (100: the Toxic counter + 1 while brn/psn/tox), ``mods/gen1/conditions.ts``
+    slp (3: wakes when its counter is spent), brn/psn/tox (2: floor(maxHP/16), min 1, times the
+    counter if there is one), ``mods/gen1/moves.ts leechseed`` (1: with a living foe active, the
+    counter + 1 again, floor(maxHP/16) (min 1) times it dealt to the seeded Pokemon, even at 0
+    HP, and the full amount healed to the foe). ``self_target``: the move's target is the user
+    (the event's source, kept by a cure)."""
     status = _i(mon(ctx, "status", s))
+    hurt_status = (status == T.STATUS_BRN) | (status == T.STATUS_PSN) | (status == T.STATUS_TOX)
+    rd = has_vol(ctx, s, "residualdmg")
+    counter = _i(aget(ctx, "toxic_counter", s)) + (en & rd & hurt_status).astype(I32)
+    ctx = aset(ctx, "toxic_counter", s, counter, en & rd)
     ctx = cure_status(ctx, s, en & (status == T.STATUS_SLP) & (_i(mon(ctx, "sleep_turns", s)) <= 0),
                       self_target)
-    hurt = en & ((status == T.STATUS_BRN) | (status == T.STATUS_PSN) | (status == T.STATUS_TOX))
-    counter = jnp.where(has_vol(ctx, s, "residualdmg"), _i(aget(ctx, "toxic_counter", s)), 1)
-    amount = jnp.maximum(_i(mon(ctx, "maxhp", s)) // 16, 1) * counter
-    ctx, _ = damage(ctx, hurt, s, amount, False)
-    return ctx
+    hurt = en & hurt_status
+    unit = jnp.maximum(_i(mon(ctx, "maxhp", s)) // 16, 1)
+    ctx, _ = damage(ctx, hurt, s, unit * jnp.where(rd, counter, 1), False)
+    foe = 1 - s
+    leech = (en & has_vol(ctx, s, "leechseed") & (slot(ctx, foe) >= 0)
+             & ~mon(ctx, "fainted", foe) & (_i(mon(ctx, "hp", foe)) > 0))
+    counter = counter + (leech & rd).astype(I32)
+    ctx = aset(ctx, "toxic_counter", s, counter, leech & rd)
+    amount = unit * jnp.where(rd, counter, 1)
+    ctx, _ = damage(ctx, leech, s, amount, False)
+    return heal(ctx, leech, foe, amount)
 
 
 # ---- boosts (scripts.ts battle.boost / pokemon.boostBy) ---------------------------------------
@@ -577,6 +591,10 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
                       | (rest & ~recovery_fails(hp, maxhp)),
                       sec & (kind == T.SECONDARY_STATUS) & free)
     ctx, done_status = set_status(ctx, wants, t, code, by_ally=rest)
+    # tox.onStart (mods/gen2/conditions.ts): the residualdmg volatile, its counter at 0
+    toxic = done_status & (code == T.STATUS_TOX)
+    ctx = set_vol(ctx, t, _V["residualdmg"], True, toxic)
+    ctx = aset(ctx, "toxic_counter", t, 0, toxic)
     ctx = set_vol(ctx, t, _V["mustrecharge"], False,
                   done_status & status_move & (primary == T.STATUS_SLP))
     ctx = mset(ctx, "sleep_turns", t, 2, done_status & rest)
@@ -585,6 +603,7 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     recover = h & ((move == MV.ID["recover"]) | (move == MV.ID["softboiled"]))
     ctx = heal(ctx, recover & ~recovery_fails(hp, maxhp), t, maxhp // 2)
     ctx = mimic(ctx, h & (move == MV.ID["mimic"]), a, d)
+    ctx = haze(ctx, h & (move == MV.ID["haze"]), a)
     # mods/gen1/moves.ts conversion.onHit: the user takes the target's types
     ctx = mset(ctx, "types", a, mon(ctx, "types", d), h & (move == MV.ID["conversion"]))
     ctx = transform(ctx, h & (move == MV.ID["transform"]), a, d)
@@ -682,6 +701,39 @@ def transform(ctx: Ctx, en: Any, a: Any, d: Any) -> Ctx:
     spe = M.stat_value(base, mon(ctx, "spe_iv", a), mon(ctx, "spe_ev", a), mon(ctx, "level", a),
                        False)
     return _upd(ctx, speed=jnp.where(en, _setk(ctx["speed"], a, spe), ctx["speed"]))
+
+
+_HAZE_CLEARS = (_V["disable"] | _V["confusion"] | _V["mist"] | _V["focusenergy"] | _V["leechseed"]
+                | _V["lightscreen"] | _V["reflect"] | _V["residualdmg"])
+CANNOTMOVE = S.MOVE_ID["cannotmove"]
+
+
+def haze(ctx: Ctx, en: Any, a: Any) -> Ctx:
+    """``mods/gen1/moves.ts haze.onHit``, for each active in order (p1, p2): clearBoosts (stages
+    0, modified stats = stored, penalties gone); the foe of the user loses its status, and if it
+    was frozen or asleep its lastSelectedMove / lastEnemySelectedMove become ``cannotmove``, as
+    does its queued move if it has yet to act; a badly poisoned Pokemon (the user) becomes
+    poisoned (``setStatus('psn')``: the clause handlers' tie draw); ``updateSpeed``; the volatiles
+    disable, confusion, mist, focusenergy, leechseed, lightscreen, reflect, residualdmg go."""
+    for p in (0, 1):
+        ctx = aset(ctx, "boosts", p, jnp.zeros(7, jnp.int8), en)
+        ctx = mset(ctx, "modified", p, aget(ctx, "stored", p), en)
+        other = en & (a != p)
+        status = _i(mon(ctx, "status", p))
+        stuck = other & ((status == T.STATUS_FRZ) | (status == T.STATUS_SLP))
+        ctx = sset(ctx, "last_selected_move", p, CANNOTMOVE, stuck)
+        ctx = sset(ctx, "last_enemy_selected_move", p, CANNOTMOVE, stuck)
+        ctx = _upd(ctx, queued=jnp.where(stuck & ctx["pending"][p],
+                                         ctx["queued"].at[p].set(CANNOTMOVE), ctx["queued"]))
+        ctx = cure_status(ctx, p, other, by_ally=False)
+        ctx, _ = set_status(ctx, en & (_i(mon(ctx, "status", p)) == T.STATUS_TOX), p,
+                            T.STATUS_PSN, by_ally=True)
+        ctx = update_speed(ctx, p, en)
+        ctx = set_vol(ctx, p, _HAZE_CLEARS, False, en)
+        for leaf in ("confusion_time", "disable_time", "disable_slot", "disable_move",
+                     "toxic_counter"):
+            ctx = aset(ctx, leaf, p, 0, en)
+    return ctx
 
 
 def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
@@ -784,8 +836,12 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     calls ``useMove`` again from its ``onHit`` (the second pass of one loop, so that one compiled
     move body serves both)."""
     en = en & (slot(ctx, a) >= 0) & ~mon(ctx, "fainted", a)
-    ctx, aborted = before_move(ctx, en, a)
-    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
+    # 'cannotmove' (queued by Haze, or a thawed/woken Pokemon's "fight" after it): abortMove
+    # before BeforeMove
+    cannot = move == CANNOTMOVE
+    ctx, aborted = before_move(ctx, en & ~cannot, a)
+    aborted = aborted | (en & cannot)
+    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move] & ~cannot
     ctx = residual_status_damage(ctx, a, en & aborted, self_t)  # abortMove -> AfterMoveSelf
     go = en & ~aborted
     # deductPP on lastSelectedMoveSlot, except on a two-turn move's charge turn and Struggle
@@ -825,6 +881,8 @@ def run_switch(ctx: Ctx, en: Any, s: Any) -> Ctx:
     ``AfterSwitchInSelf``: brn/psn/tox deal floor(maxHP/16) unless the side fainted this turn."""
     for t in (0, 1):
         ctx = aset(ctx, "last_move", t, 0, en & ~mon(ctx, "fainted", t))
+    # runEvent('SwitchIn'): tox.onSwitchIn, a badly poisoned Pokemon comes back merely poisoned
+    ctx = mset(ctx, "status", s, T.STATUS_PSN, en & (_i(mon(ctx, "status", s)) == T.STATUS_TOX))
     ctx = sset(ctx, "last_selected_slot", s, 0, en)
     status = _i(mon(ctx, "status", s))
     hurt = en & ~ctx["ftt"][s] & ((status == T.STATUS_BRN) | (status == T.STATUS_PSN)
@@ -892,8 +950,12 @@ def _turn(ctx: Ctx, c: Array) -> Ctx:
     ctx = each_event(ctx, True)
     ctx = each_event(ctx, True)
 
+    # the queued moves (Haze may change one that has yet to run) and which are still queued
+    ctx = _upd(ctx, queued=move, pending=~is_sw)
+
     def action(k: int, ctx: Ctx) -> Ctx:
         s = jnp.where(k == 0, first, 1 - first)
+        ctx = _upd(ctx, pending=ctx["pending"].at[s].set(False))
         en = ctx["live"] & ~ctx["st"]["ended"]
         sw = en & is_sw[s]
         target = team_index_at(ctx, s, c[s] - SWITCH)
@@ -902,7 +964,7 @@ def _turn(ctx: Ctx, c: Array) -> Ctx:
         ctx = run_switch(ctx, sw & ctx["live"], s)
         ctx = after_action(ctx, sw & ctx["live"])
         mv = en & ~is_sw[s]
-        ctx = run_move(ctx, mv, s, move[s])
+        ctx = run_move(ctx, mv, s, ctx["queued"][s])
         return after_action(ctx, mv)
 
     ctx = jax.lax.fori_loop(0, 2, action, ctx)
@@ -979,6 +1041,7 @@ def _step(b: S.Battle, c1: Any, c2: Any) -> tuple[S.Battle, dict[str, Array]]:
     fainted = jnp.stack([st["team"]["fainted"][s, jnp.maximum(_i(st["active"]["slot"][s]), 0)]
                          for s in (0, 1)])
     ctx = _ctx(st, speed=jnp.zeros(2, I32), live=jnp.asarray(True), ftt=fainted,
+               queued=jnp.zeros(2, I32), pending=jnp.zeros(2, bool),
                tn=jnp.asarray(0, I32), tfrom=jnp.full(TAPE_SIZE, NONE, I32),
                tto=jnp.full(TAPE_SIZE, NONE, I32))
     for s in (0, 1):  # commitChoices: updateSpeed of the unfainted actives

@@ -25,6 +25,7 @@ species with half their move slots drawn from the focused moves (ids or family n
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import json
 import random
@@ -88,6 +89,8 @@ class Summary:
     turns: int = 0
     ended: int = 0
     divergences: list[Divergence] = dataclasses.field(default_factory=list)
+    # moves used (Showdown's ``|move|`` log lines, Mirror Move's calls included): the coverage
+    moves_used: collections.Counter = dataclasses.field(default_factory=collections.Counter)
 
     @property
     def showdown_errors(self) -> int:
@@ -207,12 +210,22 @@ def _showdown_tape(tape: list[dict]) -> list[tuple[int, int]]:
              int(d["to"]) if d["to"] is not None else -1) for d in tape]
 
 
+def _count_moves(log: list[str], into: collections.Counter | None) -> None:
+    if into is None:
+        return
+    for line in log:
+        parts = line.split("|")
+        if len(parts) > 3 and parts[1] == "move":
+            into[B.to_id(parts[3])] += 1
+
+
 def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: tuple[str, str],
                rng: random.Random, max_steps: int = 2000, switch_p: float = 0.15,
-               tamper: Any = None) -> tuple[Divergence | None, int, int, bool]:
+               tamper: Any = None, moves_used: collections.Counter | None = None
+               ) -> tuple[Divergence | None, int, int, bool]:
     """One lockstep battle. Returns (divergence or None, steps, turns, ended). ``tamper``
     (tests only): a function applied to the JAX state after a chosen step, to show that a
-    difference is caught."""
+    difference is caught. ``moves_used``: a Counter that gets the moves Showdown's log shows."""
     for packed in teams:
         MV.check_supported(MV.packed_team_moves(packed), "team")
     step = E.compiled(False)
@@ -254,6 +267,7 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
                 return Divergence(index, turn, steps, "showdown-error",
                                   [str(e).splitlines()[0]], None, [], [], strings, list(seed),
                                   teams), steps, turn, False
+            _count_moves(result.get("log", []), moves_used)
             state, info = step(state, np.int32(choices[0]), np.int32(choices[1]))
             if tamper is not None:
                 state = tamper(steps, state)
@@ -298,7 +312,8 @@ def run(battles: int, seed: int = 0, teams: str = "pool", worker: ShowdownWorker
                 pair = showdown_teams(rng, w)
             battle_seed = [rng.randrange(65536) for _ in range(4)]
             div, steps, turns, ended = run_battle(w, i, battle_seed, pair, rng,
-                                                  max_steps=max_steps)
+                                                  max_steps=max_steps,
+                                                  moves_used=summary.moves_used)
             summary.battles += 1
             summary.steps += steps
             summary.turns += turns
@@ -335,6 +350,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = run(args.battles, args.seed, args.teams, max_steps=args.max_steps,
                   stop_at_first=args.stop_at_first, verbose=True, moves=args.moves)
     print(summary.describe() + f" in {time.time() - t0:.1f} s (jax {jax.__version__})")
+    if args.teams == "moves":
+        focus = focus_moves(args.moves)
+        print("focused moves used: " + ", ".join(f"{m} {summary.moves_used[m]}" for m in focus))
     return 0 if summary.diverged == 0 else 1
 
 

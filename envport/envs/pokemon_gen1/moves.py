@@ -87,11 +87,13 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     # nothing happens (Roar and Whirlwind do not force switches in Gen 1; Teleport does not
     # flee a trainer battle): the accuracy draw and the move's bookkeeping only
     "noeffect": ("splash", "teleport", "roar", "whirlwind"),
+    # Toxic (its residualdmg counter, also Leech Seed's), Leech Seed, Haze
+    "residual": ("toxic", "leechseed", "haze"),
 }
 
 # The moves ``lockstep --teams moves`` concentrates on by default: those whose code is the most
 # recent (after the first 131), so that every one of them meets the rest of the engine often.
-FOCUS_DEFAULT: tuple[str, ...] = FAMILIES["copy"] + FAMILIES["noeffect"] + (
+FOCUS_DEFAULT: tuple[str, ...] = FAMILIES["copy"] + FAMILIES["noeffect"] + FAMILIES["residual"] + (
     "payday", "fissure", "guillotine", "horndrill", "minimize", "defensecurl", "dreameater")
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
