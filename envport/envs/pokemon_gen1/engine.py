@@ -495,7 +495,11 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
         (_i(mon(ctx, "status", t)) != T.STATUS_SLP) | has_vol(ctx, t, "substitute")))
     immune = immune | ((jnp.asarray(T.MOVE_DAMAGE_KIND)[move] == T.DAMAGE_OHKO)
                        & M.ohko_fails(mon(ctx, "modified", a)[4], mon(ctx, "modified", t)[4]))
-    go = en & ~immune
+    # runEvent('Invulnerability') comes first (conditions.ts invulnerability: a Pokemon in the
+    # air or underground is missed by all but Swift and Transform, without a draw)
+    invulnerable = has_vol(ctx, t, "invulnerability") & ~self_t & (move != MV.ID["swift"]) & (
+        move != MV.ID["transform"])
+    go = en & ~immune & ~invulnerable
     acc = M.accuracy(move, aget(ctx, "boosts", a)[5], aget(ctx, "boosts", t)[6],
                      has_vol(ctx, t, "mustrecharge"))
     ctx, ok = chance(ctx, go & ~acc.always_hits, acc.numerator, 256)
@@ -795,6 +799,8 @@ def use_move(ctx: Ctx, en: Any, a: Any, move: Array, from_mirror: Any
     # twoturnmove and stops in useMoveInner's TryMove (no PP, no pokemon.lastMove, lastDamage
     # untouched); the second removes it and runs the move
     ctx = set_vol(ctx, a, _V["twoturnmove"], True, charging)
+    ctx = set_vol(ctx, a, _V["invulnerability"], True,
+                  charging & jnp.asarray(MV.INVULNERABLE_CHARGE)[move])
     ctx = aset(ctx, "twoturn_move", a, move, charging)
     ctx = aset(ctx, "twoturn_source", a, jnp.where(from_mirror, MV.ID["mirrormove"], 0), charging)
     ctx = set_vol(ctx, a, _V["twoturnmove"] | _V["invulnerability"], False, en & two & charged)

@@ -80,7 +80,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     # Counter: getDamage's damageCallback (twice battle.lastDamage after a Normal/Fighting move)
     "counter": ("counter",),
     "substitute": ("substitute",),
-    "twoturn": ("skyattack",),
+    "twoturn": ("skyattack", "razorwind", "skullbash", "solarbeam", "dig", "fly"),
     # moves that copy the foe: Mimic (one of its moves into Mimic's slot), Mirror Move (its last
     # move, used as a second useMove), Transform (species, types, stats, stages, moves)
     "copy": ("mimic", "mirrormove", "transform", "conversion"),
@@ -93,7 +93,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 
 # The moves ``lockstep --teams moves`` concentrates on by default: those whose code is the most
 # recent (after the first 131), so that every one of them meets the rest of the engine often.
-FOCUS_DEFAULT: tuple[str, ...] = FAMILIES["copy"] + FAMILIES["noeffect"] + FAMILIES["residual"] + (
+FOCUS_DEFAULT: tuple[str, ...] = (
+    FAMILIES["copy"] + FAMILIES["noeffect"] + FAMILIES["residual"] + FAMILIES["twoturn"][1:]) + (
     "payday", "fissure", "guillotine", "horndrill", "minimize", "defensecurl", "dreameater")
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
@@ -153,11 +154,16 @@ ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboile
                                   "struggle", "jumpkick", "highjumpkick",
                                   "counter", "substitute", "mimic", "mirrormove",
                                   "transform", "conversion", "leechseed", "dreameater",
-                                  "toxic", "haze")}
-# scripts.ts TWO_TURN_MOVES that the engine plays (Dig and Fly also need invulnerability, Solar
-# Beam / Razor Wind / Skull Bash their own onTryMove)
+                                  "toxic", "haze", "swift")}
+# scripts.ts TWO_TURN_MOVES (mods/gen1/moves.ts: the same onTryMove for all six)
 TWO_TURN = np.zeros(T.N_MOVES, np.bool_)
-TWO_TURN[T.MOVE_IDS["skyattack"]] = True
+for _m in ("dig", "fly", "razorwind", "skullbash", "skyattack", "solarbeam"):
+    TWO_TURN[T.MOVE_IDS[_m]] = True
+# Dig and Fly's charge turn also adds ``invulnerability`` (conditions.ts: only Swift and Transform
+# hit the Pokemon then)
+INVULNERABLE_CHARGE = np.zeros(T.N_MOVES, np.bool_)
+for _m in ("dig", "fly"):
+    INVULNERABLE_CHARGE[T.MOVE_IDS[_m]] = True
 # move.self.volatileStatus === 'mustrecharge' (Hyper Beam)
 SELF_RECHARGE = np.zeros(T.N_MOVES, np.bool_)
 for _name, _move in T.MOVES.items():
