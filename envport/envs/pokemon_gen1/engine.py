@@ -572,7 +572,11 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     blocked = has_vol(ctx, t, "substitute") & ~self_t & (
         (primary == T.STATUS_PSN) | (primary == T.STATUS_TOX)
         | (_i(jnp.asarray(MV.MOVE_BOOSTS)[move]) != 0).any() | (vol == _V["confusion"]))
-    h = hit & status_move & ~screen_up & ~sub_fails & ~blocked
+    # disable.onTryHit: fails on a target without a move with PP
+    t_pp = mon(ctx, "pp", t)
+    t_has_pp = (mon(ctx, "moves", t) > 0) & (t_pp > 0)
+    dis_fails = (move == MV.ID["disable"]) & ~t_has_pp.any()
+    h = hit & status_move & ~screen_up & ~sub_fails & ~blocked & ~dis_fails
     # -- stat changes (scripts.ts battle.boost; conditions mist.onTryBoost)
     deltas = jnp.where(status_move, _i(jnp.asarray(MV.MOVE_BOOSTS)[move]),
                        _i(jnp.asarray(MV.SECONDARY_BOOSTS)[move]))
@@ -627,6 +631,16 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx, turns = rand_range(ctx, confuse, 2, 6)
     ctx = aset(ctx, "confusion_time", t, turns, confuse)
     ctx = aset(ctx, "volatiles", t, aget(ctx, "volatiles", t) | vol, add)
+    # disable.condition.onStart: sample() among the slots with PP, then random(1, 9) turns
+    disabling = add & (vol == _V["disable"])
+    n = t_has_pp.sum().astype(I32)
+    state, pick = prng.random_int(ctx["st"]["prng"], jnp.maximum(n, 1))
+    ctx = _record(_advance(ctx, disabling, state), disabling, n, NONE)
+    ds = jnp.argmax(jnp.cumsum(t_has_pp.astype(I32)) == _i(pick) + 1).astype(I32)
+    ctx = aset(ctx, "disable_slot", t, ds, disabling)
+    ctx = aset(ctx, "disable_move", t, mon(ctx, "moves", t)[ds], disabling)
+    ctx, turns = rand_range(ctx, disabling, 1, 9)
+    ctx = aset(ctx, "disable_time", t, turns, disabling)
     # Substitute: hp floor(maxHP/4) + 1 (condition onStart), then onHit's directDamage(maxHP/4)
     made = add & (vol == _V["substitute"])
     ctx = aset(ctx, "substitute_hp", t, maxhp_t // 4 + 1, made)
@@ -740,7 +754,7 @@ def haze(ctx: Ctx, en: Any, a: Any) -> Ctx:
     return ctx
 
 
-def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
+def before_move(ctx: Ctx, en: Any, a: Any, move: Array) -> tuple[Ctx, Array]:
     """``runEvent('BeforeMove')`` handlers in priority order; returns (ctx, aborted)."""
     status = _i(mon(ctx, "status", a))
     frz = en & (status == T.STATUS_FRZ)
@@ -754,6 +768,18 @@ def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
     recharge = en & ~aborted & has_vol(ctx, a, "mustrecharge")  # returns null: stops the event
     ctx = set_vol(ctx, a, _V["mustrecharge"], False, recharge)
     aborted = aborted | recharge
+    # mods/gen1/moves.ts disable.condition.onBeforeMove (priority 6): the counter runs down and
+    # ends the Disable at 0; else the disabled move (by id) is not used, twoturnmove goes
+    dis = en & ~aborted & has_vol(ctx, a, "disable")
+    left = _i(aget(ctx, "disable_time", a)) - 1
+    ctx = aset(ctx, "disable_time", a, left, dis)
+    over = dis & (left <= 0)
+    ctx = set_vol(ctx, a, _V["disable"], False, over)
+    for leaf in ("disable_time", "disable_slot", "disable_move"):
+        ctx = aset(ctx, leaf, a, 0, over)
+    stopped = dis & ~over & (move == _i(aget(ctx, "disable_move", a)))
+    ctx = set_vol(ctx, a, _V["twoturnmove"], False, stopped)
+    aborted = aborted | stopped
     conf = en & ~aborted & has_vol(ctx, a, "confusion")
     t = _i(aget(ctx, "confusion_time", a)) - 1
     ctx = aset(ctx, "confusion_time", a, t, conf)
@@ -845,7 +871,7 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     # 'cannotmove' (queued by Haze, or a thawed/woken Pokemon's "fight" after it): abortMove
     # before BeforeMove
     cannot = move == CANNOTMOVE
-    ctx, aborted = before_move(ctx, en & ~cannot, a)
+    ctx, aborted = before_move(ctx, en & ~cannot, a, move)
     aborted = aborted | (en & cannot)
     self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move] & ~cannot
     ctx = residual_status_damage(ctx, a, en & aborted, self_t)  # abortMove -> AfterMoveSelf
@@ -911,6 +937,13 @@ def team_index_at(ctx: Ctx, s: Any, position: Any) -> Array:
 
 # ---- the step -------------------------------------------------------------------------------
 
+def usable_slots(pp: Array, moves: Array, volatiles: Array, disable_slot: Array) -> Array:
+    """``getMoves``: the slots a move request offers, a move with PP and not disabled (Disable's
+    ``onDisableMove`` marks its slot); none: Struggle."""
+    disabled = ((volatiles & jnp.uint32(_V["disable"])) != 0) & (jnp.arange(4) == _i(disable_slot))
+    return (moves > 0) & (pp > 0) & ~disabled
+
+
 def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
     """``side.ts commitChoices`` (gen 1) for a move choice; returns the queued move id: the
     chosen slot's move; ``lastSelectedMove`` again for a sleeping or frozen Pokemon's "fight" and
@@ -919,7 +952,9 @@ def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
     moves = mon(ctx, "moves", s)
     fight = ((status == T.STATUS_FRZ) | (status == T.STATUS_SLP) | has_vol(ctx, s, "mustrecharge")
              | has_vol(ctx, s, "twoturnmove"))
-    struggle = en & ~fight & ~((moves > 0) & (mon(ctx, "pp", s) > 0)).any()
+    struggle = en & ~fight & ~usable_slots(ctx["st"]["team"]["pp"][s, slot(ctx, s)], moves,
+                                            aget(ctx, "volatiles", s),
+                                            aget(ctx, "disable_slot", s)).any()
     choose = en & ~fight & ~struggle
     k = jnp.clip(c, 0, 3)
     ctx = sset(ctx, "last_selected_move", s, moves[k], choose)
@@ -1098,7 +1133,7 @@ def legal_mask(b: S.Battle, player: Any) -> Array:
     switch = jnp.zeros(6, bool).at[jnp.where(bench_ok, pos, 0)].max(bench_ok).at[0].set(False)
     moves = team.moves[s, j]
     pp = team.pp[s, j]
-    usable = (moves > 0) & (pp > 0)
+    usable = usable_slots(pp, moves, active.volatiles[s], active.disable_slot[s])
     status = team.status[s, j]
     fight = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP)
     # locked (Hyper Beam's recharge, a charged two-turn move): one move, trapped

@@ -89,12 +89,15 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "noeffect": ("splash", "teleport", "roar", "whirlwind"),
     # Toxic (its residualdmg counter, also Leech Seed's), Leech Seed, Haze
     "residual": ("toxic", "leechseed", "haze"),
+    # Disable: a random slot with PP for random(1, 9) turns (checked in BeforeMove, by move id)
+    "disable": ("disable",),
 }
 
 # The moves ``lockstep --teams moves`` concentrates on by default: those whose code is the most
 # recent (after the first 131), so that every one of them meets the rest of the engine often.
 FOCUS_DEFAULT: tuple[str, ...] = (
-    FAMILIES["copy"] + FAMILIES["noeffect"] + FAMILIES["residual"] + FAMILIES["twoturn"][1:]) + (
+    FAMILIES["copy"] + FAMILIES["noeffect"] + FAMILIES["residual"] + FAMILIES["twoturn"][1:]
+    + FAMILIES["disable"]) + (
     "payday", "fissure", "guillotine", "horndrill", "minimize", "defensecurl", "dreameater")
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
@@ -154,7 +157,7 @@ ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboile
                                   "struggle", "jumpkick", "highjumpkick",
                                   "counter", "substitute", "mimic", "mirrormove",
                                   "transform", "conversion", "leechseed", "dreameater",
-                                  "toxic", "haze", "swift")}
+                                  "toxic", "haze", "swift", "disable")}
 # scripts.ts TWO_TURN_MOVES (mods/gen1/moves.ts: the same onTryMove for all six)
 TWO_TURN = np.zeros(T.N_MOVES, np.bool_)
 for _m in ("dig", "fly", "razorwind", "skullbash", "skyattack", "solarbeam"):
