@@ -481,6 +481,23 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
       Softboiled heal half the maximum HP; Rest: sleep for 2 turns after its ``random(1, 8)``,
       full HP), and ``AfterMoveSecondary``: a burn secondary thaws a frozen target.
     """
+    # tryMoveHit opens with Thrash / Petal Dance's lock (move.self.volatileStatus 'lockedmove'):
+    # the first use adds lockedmove (random(2, 4) turns, accuracy 255), later ones count down
+    # and the last confuses the user afresh (random(2, 6))
+    thrash = en & jnp.asarray(MV.LOCKS)[move]
+    locked = has_vol(ctx, a, "lockedmove")
+    left = _i(aget(ctx, "locked_time", a)) - 1
+    ctx = aset(ctx, "locked_time", a, left, thrash & locked)
+    confused = thrash & locked & (left == 0)
+    ctx = set_vol(ctx, a, _V["confusion"], True, confused)
+    ctx, turns = rand_range(ctx, confused, 2, 6)
+    ctx = aset(ctx, "confusion_time", a, turns, confused)
+    begins = thrash & ~locked
+    ctx = set_vol(ctx, a, _V["lockedmove"], True, begins)
+    ctx = aset(ctx, "locked_move", a, move, begins)
+    ctx, turns = rand_range(ctx, begins, 2, 4)
+    ctx = aset(ctx, "locked_time", a, turns, begins)
+    ctx = aset(ctx, "locked_accuracy", a, 255, begins)
     category = _i(jnp.asarray(T.MOVE_CATEGORY)[move])
     status_move = category == T.CATEGORY_STATUS
     self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
@@ -500,8 +517,13 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     invulnerable = has_vol(ctx, t, "invulnerability") & ~self_t & (move != MV.ID["swift"]) & (
         move != MV.ID["transform"])
     go = en & ~immune & ~invulnerable
+    # the accuracy of a lockedmove user is the one stored last time, with the stages applied
+    # again (Gen 1's Thrash accuracy bug), and is stored back
+    has_lock = has_vol(ctx, a, "lockedmove")
     acc = M.accuracy(move, aget(ctx, "boosts", a)[5], aget(ctx, "boosts", t)[6],
-                     has_vol(ctx, t, "mustrecharge"))
+                     has_vol(ctx, t, "mustrecharge"),
+                     jnp.where(has_lock, _i(aget(ctx, "locked_accuracy", a)), -1))
+    ctx = aset(ctx, "locked_accuracy", a, acc.stored, go & has_lock & (acc.stored >= 0))
     ctx, ok = chance(ctx, go & ~acc.always_hits, acc.numerator, 256)
     hit = go & (acc.always_hits | ok)
     ctx = bset(ctx, "last_damage", 0, go & ~hit)
@@ -846,6 +868,9 @@ def use_move(ctx: Ctx, en: Any, a: Any, move: Array, from_mirror: Any
     tail = en & ~mirror
     t = jnp.where(self_t, a, d)  # useMove: target 'self'
     ctx = set_vol(ctx, a, _V["mustrecharge"], False, tail & (_i(mon(ctx, "hp", t)) <= 0))
+    # conditions.ts lockedmove.onAfterMove: the lock ends when its counter is spent
+    ctx = set_vol(ctx, a, _V["lockedmove"], False,
+                  tail & has_vol(ctx, a, "lockedmove") & (_i(aget(ctx, "locked_time", a)) <= 0))
     ctx = residual_status_damage(ctx, a, tail & (_i(mon(ctx, "hp", t)) > 0), self_t)
     return ctx, mirror, foe_last
 
@@ -877,9 +902,11 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     ctx = residual_status_damage(ctx, a, en & aborted, self_t)  # abortMove -> AfterMoveSelf
     go = en & ~aborted
     # deductPP on lastSelectedMoveSlot, except on a two-turn move's charge turn and Struggle
+    # (getLockedMove: a Thrash / Petal Dance lock takes no PP either)
     charging = jnp.asarray(MV.TWO_TURN)[move] & ~has_vol(ctx, a, "twoturnmove")
     k = ctx["st"]["side"]["last_selected_slot"][a]
-    ctx = deduct_pp(ctx, go & ~charging & (move != MV.ID["struggle"]), a, k, 1)
+    ctx = deduct_pp(ctx, go & ~charging & (move != MV.ID["struggle"])
+                    & ~has_vol(ctx, a, "lockedmove"), a, k, 1)
 
     def use(i: int, carry: tuple) -> tuple:
         ctx, en, mv, from_mirror = carry
@@ -951,7 +978,7 @@ def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
     status = _i(mon(ctx, "status", s))
     moves = mon(ctx, "moves", s)
     fight = ((status == T.STATUS_FRZ) | (status == T.STATUS_SLP) | has_vol(ctx, s, "mustrecharge")
-             | has_vol(ctx, s, "twoturnmove"))
+             | has_vol(ctx, s, "twoturnmove") | has_vol(ctx, s, "lockedmove"))
     struggle = en & ~fight & ~usable_slots(ctx["st"]["team"]["pp"][s, slot(ctx, s)], moves,
                                             aget(ctx, "volatiles", s),
                                             aget(ctx, "disable_slot", s)).any()
@@ -1137,7 +1164,8 @@ def legal_mask(b: S.Battle, player: Any) -> Array:
     status = team.status[s, j]
     fight = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP)
     # locked (Hyper Beam's recharge, a charged two-turn move): one move, trapped
-    recharge = (active.volatiles[s] & jnp.uint32(_V["mustrecharge"] | _V["twoturnmove"])) != 0
+    recharge = (active.volatiles[s] & jnp.uint32(_V["mustrecharge"] | _V["twoturnmove"]
+                                                 | _V["lockedmove"])) != 0
     usable = jnp.where(fight | recharge | ~usable.any(), jnp.arange(4) == 0, usable)
     switch = switch & ~recharge
     move_req = jnp.concatenate([usable, switch[:1] & False, switch[1:], jnp.zeros(1, bool)])

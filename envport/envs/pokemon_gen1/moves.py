@@ -91,13 +91,15 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "residual": ("toxic", "leechseed", "haze"),
     # Disable: a random slot with PP for random(1, 9) turns (checked in BeforeMove, by move id)
     "disable": ("disable",),
+    # Thrash, Petal Dance: locked for random(2, 4) uses, then confused
+    "thrash": ("thrash", "petaldance"),
 }
 
 # The moves ``lockstep --teams moves`` concentrates on by default: those whose code is the most
 # recent (after the first 131), so that every one of them meets the rest of the engine often.
 FOCUS_DEFAULT: tuple[str, ...] = (
     FAMILIES["copy"] + FAMILIES["noeffect"] + FAMILIES["residual"] + FAMILIES["twoturn"][1:]
-    + FAMILIES["disable"]) + (
+    + FAMILIES["disable"] + FAMILIES["thrash"]) + (
     "payday", "fissure", "guillotine", "horndrill", "minimize", "defensecurl", "dreameater")
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
@@ -178,6 +180,11 @@ for _name, _move in T.MOVES.items():
 MAXPP_UPS3 = (T.MOVE_PP.astype(np.int32) * 8 // 5 - 3 * (T.MOVE_PP == 40)).astype(np.uint8)
 MAXPP_UPS0 = T.MOVE_PP.astype(np.uint8)
 TRANSFORM_PP = np.minimum(T.MOVE_PP, 5).astype(np.uint8)
+
+# move.self.volatileStatus === 'lockedmove' (Thrash, Petal Dance)
+LOCKS = np.zeros(T.N_MOVES, np.bool_)
+for _name, _move in T.MOVES.items():
+    LOCKS[_move["num"]] = (_move.get("self") or {}).get("volatileStatus") == "lockedmove"
 
 # Type-based status immunity in Gen 1 (``Dex.forGen(1).getImmunity(status, types)``): only
 # Poison types resist poison; no type resists par/brn/frz/slp in Gen 1 (``mods/gen1/typechart``
