@@ -463,6 +463,31 @@ def recovery_fails(hp: Array, maxhp: Array) -> Array:
     return (hp == maxhp) | (((gap == 255) | (gap == 511)) & (hp % 256 != 0))
 
 
+def rage_boost(ctx: Ctx, en: Any, t: Any) -> Ctx:
+    """``mods/gen1/moves.ts rage.condition.onHit`` (and useMoveInner's Self-Destruct / Disable
+    rule): a Pokemon with ``rage`` under +6 Attack gets ``boost({atk: 1})`` (none at 0 HP)."""
+    go = en & has_vol(ctx, t, "rage") & (_i(aget(ctx, "boosts", t)[0]) < 6)
+    ctx, _ = boost(ctx, go, t, jnp.zeros(7, I32).at[0].set(1), jnp.array([0, -1], jnp.int8))
+    return ctx
+
+
+def bide_hit(ctx: Ctx, en: Any, a: Any, d: Any, amount: Any) -> Ctx:
+    """Bide's release, ``moveHit(target, pokemon, bide, {damage: 2 * stored})`` (no accuracy
+    check, no type immunity): a Substitute takes the uncapped amount (and lastDamage); else the
+    foe takes it (clamped to its HP, lastDamage), and a raging foe builds Rage."""
+    amount = _i(amount)
+    sub = en & has_vol(ctx, d, "substitute")
+    ctx = bset(ctx, "last_damage", amount, sub)
+    left = _i(aget(ctx, "substitute_hp", d)) - amount
+    ctx = aset(ctx, "substitute_hp", d, jnp.maximum(left, 0), sub)
+    broke = sub & (left <= 0)
+    ctx = set_vol(ctx, d, _V["substitute"], False, broke)
+    ctx = aset(ctx, "substitute_hp", d, 0, broke)
+    hit = en & ~sub
+    ctx, _ = damage(ctx, hit, d, amount, True)
+    return rage_boost(ctx, hit, d)
+
+
 def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     """``tryMoveHit`` + ``moveHit`` (``mods/gen1/scripts.ts``) for side ``a``'s move on its target
     (the foe, or itself for ``target: 'self'``), both kinds of move in one predicated pass:
@@ -519,11 +544,15 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     go = en & ~immune & ~invulnerable
     # the accuracy of a lockedmove user is the one stored last time, with the stages applied
     # again (Gen 1's Thrash accuracy bug), and is stored back
+    # (Rage's, when it has one, likewise)
     has_lock = has_vol(ctx, a, "lockedmove")
+    has_rage = has_vol(ctx, a, "rage")
     acc = M.accuracy(move, aget(ctx, "boosts", a)[5], aget(ctx, "boosts", t)[6],
                      has_vol(ctx, t, "mustrecharge"),
-                     jnp.where(has_lock, _i(aget(ctx, "locked_accuracy", a)), -1))
+                     jnp.where(has_rage, _i(aget(ctx, "rage_accuracy", a)),
+                               jnp.where(has_lock, _i(aget(ctx, "locked_accuracy", a)), -1)))
     ctx = aset(ctx, "locked_accuracy", a, acc.stored, go & has_lock & (acc.stored >= 0))
+    ctx = aset(ctx, "rage_accuracy", a, acc.stored, go & has_rage & (acc.stored >= 0))
     ctx, ok = chance(ctx, go & ~acc.always_hits, acc.numerator, 256)
     hit = go & (acc.always_hits | ok)
     ctx = bset(ctx, "last_damage", 0, go & ~hit)
@@ -551,6 +580,9 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx = aset(ctx, "substitute_hp", d, 0, broke)
     number = number & ~had_sub
     ctx, first = damage(ctx, number, d, dmg.damage, True)
+    # runEvent('Hit') on the target, each hit: Rage builds on damaging moves (not Self-Destruct)
+    rage_hits = number & ~jnp.asarray(T.MOVE_SELFDESTRUCT)[move]
+    ctx = rage_boost(ctx, rage_hits, d)
     # spreadDamage's drain (gen <= 4: lastDamage = the amount, then heal), then moveHit's
     # applyRecoilDamage (mods/gen4/scripts.ts: floor(dealt * recoil), min 1; no lastDamage);
     # through a Substitute that holds, both on the uncapped damage (none when it breaks)
@@ -568,10 +600,21 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     # after breaking a Substitute)
     ctx = set_vol(ctx, a, _V["mustrecharge"], True,
                   landed & ~broke & jnp.asarray(MV.SELF_RECHARGE)[move])
+    # Rage's self volatile (onStart: accuracy 255), likewise
+    rages = landed & ~broke & (move == MV.ID["rage"]) & ~has_vol(ctx, a, "rage")
+    ctx = set_vol(ctx, a, _V["rage"], True, rages)
+    ctx = aset(ctx, "rage_accuracy", a, 255, rages)
+    # Bide's volatileStatus (moveHit: getDamage undefined, then the volatile): random(2, 4)
+    bides = landed & (move == MV.ID["bide"]) & ~has_vol(ctx, a, "bide")
+    ctx = set_vol(ctx, a, _V["bide"], True, bides)
+    ctx = aset(ctx, "bide_damage", a, 0, bides)
+    ctx, turns = rand_range(ctx, bides, 2, 4)
+    ctx = aset(ctx, "bide_time", a, turns, bides)
     done = jnp.asarray(1)
     for k in range(2, 6):  # hits 2..5 repeat the first hit's damage while the target stands
         more = number & (hits >= k) & (_i(mon(ctx, "hp", d)) > 0)
         ctx, _ = damage(ctx, more, d, first, True)
+        ctx = rage_boost(ctx, more & rage_hits, d)
         done = jnp.where(more, k, done)
     standing = _i(mon(ctx, "hp", d)) > 0
     kind = _i(jnp.asarray(T.MOVE_SECONDARY_KIND)[move])
@@ -676,7 +719,11 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     # -- AfterMoveSecondary (conditions.ts frz.onAfterMoveSecondary)
     thaw = landed & jnp.asarray(MV.SECONDARY_IS_BURN)[move] & (
         _i(mon(ctx, "status", d)) == T.STATUS_FRZ)
-    return cure_status(ctx, d, thaw)
+    ctx = cure_status(ctx, d, thaw)
+    # -- useMoveInner after tryMoveHit: Self-Destruct / Explosion and Disable build the target's
+    # Rage, hit or not
+    return rage_boost(ctx, en & (jnp.asarray(T.MOVE_SELFDESTRUCT)[move]
+                                 | (move == MV.ID["disable"])), d)
 
 
 def _own_move_count(ctx: Ctx, a: Any) -> Array:
@@ -818,7 +865,18 @@ def before_move(ctx: Ctx, en: Any, a: Any, move: Array) -> tuple[Ctx, Array]:
     par = en & ~aborted & (status == T.STATUS_PAR)
     ctx, full = chance(ctx, par, 63, 256)
     ctx = set_vol(ctx, a, _PAR_CLEARS, False, full)
-    return ctx, aborted | full
+    aborted = aborted | full
+    # mods/gen1/moves.ts bide.condition.onBeforeMove (priority 0): lastDamage is stored, the
+    # counter runs down; at 0, twice the stored damage hits the foe (nothing stored: it fails)
+    bide = en & ~aborted & has_vol(ctx, a, "bide")
+    stored = _i(aget(ctx, "bide_damage", a)) + _i(ctx["st"]["last_damage"])
+    ctx = aset(ctx, "bide_damage", a, stored, bide)
+    left = _i(aget(ctx, "bide_time", a)) - 1
+    ctx = aset(ctx, "bide_time", a, left, bide)
+    release = bide & (left == 0)
+    ctx = bide_hit(ctx, release & (stored != 0), a, 1 - a, 2 * stored)
+    ctx = set_vol(ctx, a, _V["bide"], False, release)
+    return ctx, aborted | bide
 
 
 def use_move(ctx: Ctx, en: Any, a: Any, move: Array, from_mirror: Any
@@ -906,7 +964,7 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     charging = jnp.asarray(MV.TWO_TURN)[move] & ~has_vol(ctx, a, "twoturnmove")
     k = ctx["st"]["side"]["last_selected_slot"][a]
     ctx = deduct_pp(ctx, go & ~charging & (move != MV.ID["struggle"])
-                    & ~has_vol(ctx, a, "lockedmove"), a, k, 1)
+                    & ~has_vol(ctx, a, "lockedmove") & ~has_vol(ctx, a, "rage"), a, k, 1)
 
     def use(i: int, carry: tuple) -> tuple:
         ctx, en, mv, from_mirror = carry
@@ -978,7 +1036,8 @@ def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
     status = _i(mon(ctx, "status", s))
     moves = mon(ctx, "moves", s)
     fight = ((status == T.STATUS_FRZ) | (status == T.STATUS_SLP) | has_vol(ctx, s, "mustrecharge")
-             | has_vol(ctx, s, "twoturnmove") | has_vol(ctx, s, "lockedmove"))
+             | has_vol(ctx, s, "twoturnmove") | has_vol(ctx, s, "lockedmove")
+             | has_vol(ctx, s, "rage") | has_vol(ctx, s, "bide"))
     struggle = en & ~fight & ~usable_slots(ctx["st"]["team"]["pp"][s, slot(ctx, s)], moves,
                                             aget(ctx, "volatiles", s),
                                             aget(ctx, "disable_slot", s)).any()
@@ -1091,6 +1150,15 @@ def end_turn(ctx: Ctx, en: Any) -> Ctx:
     st = ctx["st"]
     turn = _i(st["turn"]) + 1
     ctx = bset(ctx, "turn", turn, en)
+    # runEvent('DisableMove') on each active: its handlers in priority order, a tie costing a
+    # shuffle; slp / frz (a status: subOrder 0) come before the volatiles of equal priority,
+    # among which Disable and Bide (both priority 0) tie: one random(i, i + 2)
+    for s in (0, 1):
+        on = en & (slot(ctx, s) >= 0)
+        status = _i(mon(ctx, "status", s))
+        start = ((status == T.STATUS_SLP) | (status == T.STATUS_FRZ)).astype(I32)
+        both = on & has_vol(ctx, s, "disable") & has_vol(ctx, s, "bide")
+        ctx, _ = rand_range(ctx, both, start, start + 2)
     team = st["team"]
     present = team["present"]
     gone = team["fainted"] | ~present
@@ -1165,8 +1233,10 @@ def legal_mask(b: S.Battle, player: Any) -> Array:
     fight = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP)
     # locked (Hyper Beam's recharge, a charged two-turn move): one move, trapped
     recharge = (active.volatiles[s] & jnp.uint32(_V["mustrecharge"] | _V["twoturnmove"]
-                                                 | _V["lockedmove"])) != 0
-    usable = jnp.where(fight | recharge | ~usable.any(), jnp.arange(4) == 0, usable)
+                                                 | _V["lockedmove"] | _V["rage"])) != 0
+    # Bide's semi-lock: only Bide, switching allowed
+    bide = (active.volatiles[s] & jnp.uint32(_V["bide"])) != 0
+    usable = jnp.where(fight | recharge | bide | ~usable.any(), jnp.arange(4) == 0, usable)
     switch = switch & ~recharge
     move_req = jnp.concatenate([usable, switch[:1] & False, switch[1:], jnp.zeros(1, bool)])
     switch_req = jnp.concatenate([jnp.zeros(5, bool), switch[1:], jnp.zeros(1, bool)])

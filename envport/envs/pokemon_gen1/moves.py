@@ -93,13 +93,17 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "disable": ("disable",),
     # Thrash, Petal Dance: locked for random(2, 4) uses, then confused
     "thrash": ("thrash", "petaldance"),
+    # Rage (locked, its accuracy stored; Attack +1 each time it is hit), Bide (stores
+    # lastDamage for random(2, 4) turns, then hits for twice that)
+    "rage": ("rage",),
+    "bide": ("bide",),
 }
 
 # The moves ``lockstep --teams moves`` concentrates on by default: those whose code is the most
 # recent (after the first 131), so that every one of them meets the rest of the engine often.
 FOCUS_DEFAULT: tuple[str, ...] = (
     FAMILIES["copy"] + FAMILIES["noeffect"] + FAMILIES["residual"] + FAMILIES["twoturn"][1:]
-    + FAMILIES["disable"] + FAMILIES["thrash"]) + (
+    + FAMILIES["disable"] + FAMILIES["thrash"] + FAMILIES["rage"] + FAMILIES["bide"]) + (
     "payday", "fissure", "guillotine", "horndrill", "minimize", "defensecurl", "dreameater")
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
@@ -159,7 +163,7 @@ ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboile
                                   "struggle", "jumpkick", "highjumpkick",
                                   "counter", "substitute", "mimic", "mirrormove",
                                   "transform", "conversion", "leechseed", "dreameater",
-                                  "toxic", "haze", "swift", "disable")}
+                                  "toxic", "haze", "swift", "disable", "rage", "bide")}
 # scripts.ts TWO_TURN_MOVES (mods/gen1/moves.ts: the same onTryMove for all six)
 TWO_TURN = np.zeros(T.N_MOVES, np.bool_)
 for _m in ("dig", "fly", "razorwind", "skullbash", "skyattack", "solarbeam"):
