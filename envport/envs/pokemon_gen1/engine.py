@@ -28,13 +28,15 @@ Order of events followed (files of the pinned pokemon-showdown 0.11.11, ``dist/`
   unless the side fainted this turn); ``queue.insertChoice`` of ``runSwitch`` (a tie between two
   runSwitch actions draws ``random(0, 2)``).
 * ``mods/gen1/scripts.ts runMove`` (``BeforeMove`` handlers by priority: frz 12, slp 10, flinch 8,
-  confusion 3, par 2; PP deduction on ``lastSelectedMoveSlot`` with the 6-bit wrap), ``useMove``
-  (``side.lastMove``, ``lastEnemyMove``, ``pokemon.lastMove``), ``useMoveInner``
+  recharge 7, Disable 6, confusion 3, par 2, Bide 0; PP deduction on ``lastSelectedMoveSlot`` with
+  the 6-bit wrap, none while locked), ``useMove`` (``side.lastMove``, ``lastEnemyMove``,
+  ``pokemon.lastMove``; Mirror Move's call is a second pass of the same loop), ``useMoveInner``
   (``lastDamage = 0``),
   ``tryMoveHit`` (immunity, accuracy, multi-hit), ``moveHit`` (``getDamage``, ``battle.damage`` ->
   ``lastDamage``, secondaries only while the target stands, on the last hit), ``AfterMoveSecondary``
-  (a burn secondary thaws), ``AfterMoveSelf`` (``mods/gen1/conditions.ts`` brn/psn damage and slp
-  wake-up; after a move only if the target still has HP, always after an aborted move).
+  (a burn secondary thaws), ``AfterMoveSelf`` (the Toxic counter, ``mods/gen1/conditions.ts`` slp
+  wake-up and brn/psn/tox damage, Leech Seed; after a move only if the target still has HP,
+  always after an aborted move), ``endTurn`` (DisableMove's tie draw between Disable and Bide).
 * ``pokemon.ts setStatus``: ``runEvent('SetStatus')`` meets the two clause handlers (Sleep Clause
   Mod, Freeze Clause Mod, both field pseudo-weathers with equal priority): one tie draw (spec 7.3
   #1), then Freeze Clause refuses a second frozen Pokemon on that side.
@@ -580,9 +582,6 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx = aset(ctx, "substitute_hp", d, 0, broke)
     number = number & ~had_sub
     ctx, first = damage(ctx, number, d, dmg.damage, True)
-    # runEvent('Hit') on the target, each hit: Rage builds on damaging moves (not Self-Destruct)
-    rage_hits = number & ~jnp.asarray(T.MOVE_SELFDESTRUCT)[move]
-    ctx = rage_boost(ctx, rage_hits, d)
     # spreadDamage's drain (gen <= 4: lastDamage = the amount, then heal), then moveHit's
     # applyRecoilDamage (mods/gen4/scripts.ts: floor(dealt * recoil), min 1; no lastDamage);
     # through a Substitute that holds, both on the uncapped damage (none when it breaks)
@@ -614,9 +613,16 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     for k in range(2, 6):  # hits 2..5 repeat the first hit's damage while the target stands
         more = number & (hits >= k) & (_i(mon(ctx, "hp", d)) > 0)
         ctx, _ = damage(ctx, more, d, first, True)
-        ctx = rage_boost(ctx, more & rage_hits, d)
         done = jnp.where(more, k, done)
     standing = _i(mon(ctx, "hp", d)) > 0
+    # runEvent('Hit') on the target after each hit of a damaging move but Self-Destruct /
+    # Explosion: a raging target builds Rage while it has HP (the hits between repeat the first
+    # hit's damage, so the boosts can follow them); useMoveInner adds one after Self-Destruct,
+    # Explosion or Disable, hit or not (nothing else touches Attack in between)
+    selfdestruct = jnp.asarray(T.MOVE_SELFDESTRUCT)[move]
+    boosts = jnp.where(number & ~selfdestruct, done - (~standing).astype(I32), 0) + (
+        en & (selfdestruct | (move == MV.ID["disable"]))).astype(I32)
+    ctx = jax.lax.fori_loop(0, 5, lambda k, c: rage_boost(c, k < boosts, d), ctx)
     kind = _i(jnp.asarray(T.MOVE_SECONDARY_KIND)[move])
     # secondaries: not through a Substitute, except a confusion secondary while it holds
     applies = ((number & (done == hits) & standing)
@@ -719,11 +725,7 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     # -- AfterMoveSecondary (conditions.ts frz.onAfterMoveSecondary)
     thaw = landed & jnp.asarray(MV.SECONDARY_IS_BURN)[move] & (
         _i(mon(ctx, "status", d)) == T.STATUS_FRZ)
-    ctx = cure_status(ctx, d, thaw)
-    # -- useMoveInner after tryMoveHit: Self-Destruct / Explosion and Disable build the target's
-    # Rage, hit or not
-    return rage_boost(ctx, en & (jnp.asarray(T.MOVE_SELFDESTRUCT)[move]
-                                 | (move == MV.ID["disable"])), d)
+    return cure_status(ctx, d, thaw)
 
 
 def _own_move_count(ctx: Ctx, a: Any) -> Array:
@@ -813,13 +815,15 @@ def haze(ctx: Ctx, en: Any, a: Any) -> Ctx:
         ctx = _upd(ctx, queued=jnp.where(stuck & ctx["pending"][p],
                                          ctx["queued"].at[p].set(CANNOTMOVE), ctx["queued"]))
         ctx = cure_status(ctx, p, other, by_ally=False)
-        ctx, _ = set_status(ctx, en & (_i(mon(ctx, "status", p)) == T.STATUS_TOX), p,
-                            T.STATUS_PSN, by_ally=True)
         ctx = update_speed(ctx, p, en)
         ctx = set_vol(ctx, p, _HAZE_CLEARS, False, en)
         for leaf in ("confusion_time", "disable_time", "disable_slot", "disable_move",
                      "toxic_counter"):
             ctx = aset(ctx, leaf, p, 0, en)
+    # only the user can still be badly poisoned (the foe's status is gone): its setStatus('psn')
+    # makes the only draw, so it may come after the foe's part
+    ctx, _ = set_status(ctx, en & (_i(mon(ctx, "status", a)) == T.STATUS_TOX), a, T.STATUS_PSN,
+                        by_ally=True)
     return ctx
 
 

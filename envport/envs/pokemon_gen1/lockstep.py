@@ -1,10 +1,11 @@
 """L3 lockstep battles: the JAX engine and the real Showdown, from matched seeds and teams.
 
 Per battle: two teams (species from the ``gen1randombattle`` pool at their random-battle levels,
-each with 1-4 moves drawn from the moves the engine supports, or Showdown's own
-``Teams.generate`` teams kept only when every move is supported), a battle seed, and random legal
-players. The initial state is Showdown's own after ``create`` (the lead switch-ins, which may
-already draw), read through the bridge; from there both run on their own. Every step:
+each with 2-4 moves drawn from the moves the engine supports; Showdown's own ``Teams.generate``
+teams kept only when every move is supported; or ``moves`` teams concentrated on chosen moves),
+a battle seed, and random legal players. The initial state is Showdown's own after ``create``
+(the lead switch-ins, which may already draw), read through the bridge; from there both run on
+their own. Every step:
 
 1. the legal choices: the JAX ``legal_mask`` must equal what Showdown's requests allow;
 2. both players choose at random among them (one ``random.Random`` per battle), the same integer

@@ -11,15 +11,15 @@ played wrong. Families (``data/mods/gen1/moves.ts`` / ``scripts.ts``):
 * ``status``: a status on the foe (Sleep Clause Mod and sleep counters for sleep), confusion;
 * ``stages``: the user's stat boosts and the foe's stat drops (with Gen 1's penalty re-apply);
 * ``self``: Reflect, Light Screen, Focus Energy, Mist, Recover, Softboiled, Rest;
-* ``recoil``, ``drain``, ``selfko`` (Self-Destruct, Explosion), ``crash`` (Jump Kick, High Jump
-  Kick), ``recharge`` (Hyper Beam), ``counter``, ``substitute``, ``twoturn`` (Sky Attack);
-  Struggle when no move has PP.
+* ``recoil``, ``drain`` (Dream Eater), ``selfko`` (Self-Destruct, Explosion), ``crash`` (Jump
+  Kick, High Jump Kick), ``recharge`` (Hyper Beam), ``counter``, ``substitute``, ``twoturn``
+  (Sky Attack, Razor Wind, Skull Bash, Solar Beam, Dig, Fly);
+* ``copy`` (Mimic, Mirror Move, Transform, Conversion), ``noeffect`` (Splash, Teleport, Roar,
+  Whirlwind), ``residual`` (Toxic, Leech Seed, Haze), ``disable``, ``thrash`` (Thrash, Petal
+  Dance), ``rage``, ``bide``; Struggle when no move has PP.
 
-Not yet (each needs its own code in the turn loop): Mimic, Mirror Move, Transform (the pool's
-last three), Metronome, the other two-turn moves (Solar Beam, Razor Wind, Skull Bash, Dig, Fly),
-partial trapping (Wrap, Bind, Clamp, Fire Spin), Thrash / Petal Dance, Rage, Bide, Disable, Leech
-Seed, Toxic, Haze, Minimize, Defense Curl, Conversion, Dream Eater, Pay Day, OHKO moves, Splash,
-Teleport, Roar / Whirlwind.
+Not yet (see README "Engine"): the partial-trapping moves Wrap, Bind, Clamp, Fire Spin (their own
+request logic and residual counters) and Metronome (it can call any of them).
 """
 
 from __future__ import annotations
