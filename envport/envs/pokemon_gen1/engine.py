@@ -883,13 +883,15 @@ def before_move(ctx: Ctx, en: Any, a: Any, move: Array) -> tuple[Ctx, Array]:
     return ctx, aborted | bide
 
 
-def use_move(ctx: Ctx, en: Any, a: Any, move: Array, from_mirror: Any
+def use_move(ctx: Ctx, en: Any, a: Any, move: Array, from_mirror: Any, aborted: Any = False
              ) -> tuple[Ctx, Array, Array]:
     """``mods/gen1/scripts.ts useMove`` -> ``useMoveInner`` for side ``a``'s active using
-    ``move``; ``from_mirror``: called by Mirror Move's ``onHit`` (its sourceEffect). Returns (ctx,
-    Mirror Move succeeded, the move it calls: the foe's ``lastMove``)."""
+    ``move``; ``from_mirror``: called by Mirror Move's ``onHit`` (its sourceEffect). ``aborted``:
+    runMove stopped before useMove (``en`` is then false), whose abortMove runs AfterMoveSelf
+    here too, so that one traced copy serves both. Returns (ctx, Mirror Move succeeded, the move
+    it calls: the foe's ``lastMove``)."""
     d = 1 - a
-    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
+    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move] & (move < T.N_MOVES)  # not 'cannotmove'
     two = jnp.asarray(MV.TWO_TURN)[move]
     charged = has_vol(ctx, a, "twoturnmove")
     charging = en & two & ~charged
@@ -933,7 +935,7 @@ def use_move(ctx: Ctx, en: Any, a: Any, move: Array, from_mirror: Any
     # conditions.ts lockedmove.onAfterMove: the lock ends when its counter is spent
     ctx = set_vol(ctx, a, _V["lockedmove"], False,
                   tail & has_vol(ctx, a, "lockedmove") & (_i(aget(ctx, "locked_time", a)) <= 0))
-    ctx = residual_status_damage(ctx, a, tail & (_i(mon(ctx, "hp", t)) > 0), self_t)
+    ctx = residual_status_damage(ctx, a, (tail & (_i(mon(ctx, "hp", t)) > 0)) | aborted, self_t)
     return ctx, mirror, foe_last
 
 
@@ -960,8 +962,6 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     cannot = move == CANNOTMOVE
     ctx, aborted = before_move(ctx, en & ~cannot, a, move)
     aborted = aborted | (en & cannot)
-    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move] & ~cannot
-    ctx = residual_status_damage(ctx, a, en & aborted, self_t)  # abortMove -> AfterMoveSelf
     go = en & ~aborted
     # deductPP on lastSelectedMoveSlot, except on a two-turn move's charge turn and Struggle
     # (getLockedMove: a Thrash / Petal Dance lock takes no PP either)
@@ -972,9 +972,11 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
 
     def use(i: int, carry: tuple) -> tuple:
         ctx, en, mv, from_mirror = carry
-        ctx, again, called = use_move(ctx, en, a, mv, from_mirror)
+        # the first pass also runs abortMove's AfterMoveSelf
+        ctx, again, called = use_move(ctx, en, a, mv, from_mirror, (i == 0) & en_abort)
         return ctx, again, called, jnp.asarray(True)
 
+    en_abort = en & aborted
     ctx, *_ = jax.lax.fori_loop(0, 2, use, (ctx, go, _i(move), jnp.asarray(False)))
     return ctx
 
