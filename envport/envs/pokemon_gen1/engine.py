@@ -1221,8 +1221,10 @@ def legal_mask(b: S.Battle, player: Any) -> Array:
     """``bool[N_CHOICES]``: the choices Showdown's request allows ``player`` (0 = p1, 1 = p2).
 
     A forced switch: the unfainted bench positions; the other side waits (only ``NO_CHOICE``). A
-    move request: the move slots with PP (none -> slot 0, Struggle), only slot 0 ("Fight") while
-    asleep or frozen; switches to every unfainted bench position. An ended battle: nothing."""
+    move request: the move slots with PP and not disabled (none -> slot 0, Struggle), only slot 0
+    ("Fight") while asleep or frozen, only slot 0 and no switch while locked (recharge, a charged
+    two-turn move, Thrash / Petal Dance, Rage), only slot 0 (Bide) while Bide stores damage;
+    switches to every unfainted bench position. An ended battle: nothing."""
     s = _i(player)
     team, active = b.team, b.active
     j = _i(active.slot[s])
