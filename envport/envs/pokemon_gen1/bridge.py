@@ -357,6 +357,15 @@ def from_showdown(battle: Mapping[str, Any]) -> S.Battle:
             team.status_by_ally[s, j] = p["status_by_ally"]
             team.fainted[s, j] = p["fainted"]
             team.position[s, j] = p["position"]
+        raw = battle["sides"][s]
+        for j, pos in enumerate(_team_order(raw)):
+            # the set's Speed IV/EV as the Pokemon constructor normalizes them (not in the view:
+            # constant for the battle; Transform's cached speed is computed from them)
+            pset = raw["pokemon"][pos]["set"]
+            iv = (pset.get("ivs") or {}).get("spe", 31)
+            ev = (pset.get("evs") or {}).get("spe", 0)
+            team.spe_iv[s, j] = min(max(int(iv), 0), 31) & 30
+            team.spe_ev[s, j] = min(max(int(ev), 0), 255)
         active.slot[s] = sv["active"]
         a = sv["active_pokemon"]
         if a is None:

@@ -28,13 +28,15 @@ Order of events followed (files of the pinned pokemon-showdown 0.11.11, ``dist/`
   unless the side fainted this turn); ``queue.insertChoice`` of ``runSwitch`` (a tie between two
   runSwitch actions draws ``random(0, 2)``).
 * ``mods/gen1/scripts.ts runMove`` (``BeforeMove`` handlers by priority: frz 12, slp 10, flinch 8,
-  confusion 3, par 2; PP deduction on ``lastSelectedMoveSlot`` with the 6-bit wrap), ``useMove``
-  (``side.lastMove``, ``lastEnemyMove``, ``pokemon.lastMove``), ``useMoveInner``
+  recharge 7, Disable 6, confusion 3, par 2, Bide 0; PP deduction on ``lastSelectedMoveSlot`` with
+  the 6-bit wrap, none while locked), ``useMove`` (``side.lastMove``, ``lastEnemyMove``,
+  ``pokemon.lastMove``; Mirror Move's call is a second pass of the same loop), ``useMoveInner``
   (``lastDamage = 0``),
   ``tryMoveHit`` (immunity, accuracy, multi-hit), ``moveHit`` (``getDamage``, ``battle.damage`` ->
   ``lastDamage``, secondaries only while the target stands, on the last hit), ``AfterMoveSecondary``
-  (a burn secondary thaws), ``AfterMoveSelf`` (``mods/gen1/conditions.ts`` brn/psn damage and slp
-  wake-up; after a move only if the target still has HP, always after an aborted move).
+  (a burn secondary thaws), ``AfterMoveSelf`` (the Toxic counter, ``mods/gen1/conditions.ts`` slp
+  wake-up and brn/psn/tox damage, Leech Seed; after a move only if the target still has HP,
+  always after an aborted move), ``endTurn`` (DisableMove's tie draw between Disable and Bide).
 * ``pokemon.ts setStatus``: ``runEvent('SetStatus')`` meets the two clause handlers (Sleep Clause
   Mod, Freeze Clause Mod, both field pseudo-weathers with equal priority): one tie draw (spec 7.3
   #1), then Freeze Clause refuses a second frozen Pokemon on that side.
@@ -260,6 +262,13 @@ def rest_active(ctx: Ctx, s: Any, en: Any) -> Ctx:
     and their counters, lastMove, Transform state gone; ``setSpecies`` recomputes the modified
     stats from the stored ones with the paralysis/burn penalty."""
     j = slot(ctx, s)
+    # moveSlots = baseMoveSlots.slice(): Mimic's and Transform's slots give way to the base ones
+    # (a slot the base lacks becomes empty); setSpecies(baseSpecies) resets the types
+    sep = aget(ctx, "base_separate", s)
+    for name, base in (("moves", "base_moves"), ("pp", "base_pp"), ("maxpp", "base_maxpp")):
+        ctx = tset(ctx, name, s, j, jnp.where(sep, aget(ctx, base, s), tget(ctx, name, s, j)), en)
+    ctx = tset(ctx, "types", s, j, jnp.asarray(T.SPECIES_TYPES)[_i(tget(ctx, "species", s, j))],
+               en)
     ctx = _zero_active(ctx, s, j, en)
     return tset(ctx, "modified", s, j,
                 M.switch_in_stats(tget(ctx, "stats", s, j), tget(ctx, "status", s, j)), en)
@@ -342,17 +351,31 @@ def cure_status(ctx: Ctx, s: Any, en: Any, by_ally: Any = False) -> Ctx:
 
 
 def residual_status_damage(ctx: Ctx, s: Any, en: Any, self_target: Any = False) -> Ctx:
-    """``AfterMoveSelf`` of ``mods/gen1/conditions.ts``: slp (priority 3) wakes when its counter
-    is spent; brn/psn/tox (priority 2) deal floor(maxHP/16) (min 1) times the Toxic counter.
-    ``self_target``: the move's target is the user (the event's source, kept by a cure)."""
+    """``runEvent('AfterMoveSelf')`` on side ``s``'s active, its handlers by priority:
+    ``residualdmg`` (100: the Toxic counter + 1 while brn/psn/tox), ``mods/gen1/conditions.ts``
+    slp (3: wakes when its counter is spent), brn/psn/tox (2: floor(maxHP/16), min 1, times the
+    counter if there is one), ``mods/gen1/moves.ts leechseed`` (1: with a living foe active, the
+    counter + 1 again, floor(maxHP/16) (min 1) times it dealt to the seeded Pokemon, even at 0
+    HP, and the full amount healed to the foe). ``self_target``: the move's target is the user
+    (the event's source, kept by a cure)."""
     status = _i(mon(ctx, "status", s))
+    hurt_status = (status == T.STATUS_BRN) | (status == T.STATUS_PSN) | (status == T.STATUS_TOX)
+    rd = has_vol(ctx, s, "residualdmg")
+    counter = _i(aget(ctx, "toxic_counter", s)) + (en & rd & hurt_status).astype(I32)
+    ctx = aset(ctx, "toxic_counter", s, counter, en & rd)
     ctx = cure_status(ctx, s, en & (status == T.STATUS_SLP) & (_i(mon(ctx, "sleep_turns", s)) <= 0),
                       self_target)
-    hurt = en & ((status == T.STATUS_BRN) | (status == T.STATUS_PSN) | (status == T.STATUS_TOX))
-    counter = jnp.where(has_vol(ctx, s, "residualdmg"), _i(aget(ctx, "toxic_counter", s)), 1)
-    amount = jnp.maximum(_i(mon(ctx, "maxhp", s)) // 16, 1) * counter
-    ctx, _ = damage(ctx, hurt, s, amount, False)
-    return ctx
+    hurt = en & hurt_status
+    unit = jnp.maximum(_i(mon(ctx, "maxhp", s)) // 16, 1)
+    ctx, _ = damage(ctx, hurt, s, unit * jnp.where(rd, counter, 1), False)
+    foe = 1 - s
+    leech = (en & has_vol(ctx, s, "leechseed") & (slot(ctx, foe) >= 0)
+             & ~mon(ctx, "fainted", foe) & (_i(mon(ctx, "hp", foe)) > 0))
+    counter = counter + (leech & rd).astype(I32)
+    ctx = aset(ctx, "toxic_counter", s, counter, leech & rd)
+    amount = unit * jnp.where(rd, counter, 1)
+    ctx, _ = damage(ctx, leech, s, amount, False)
+    return heal(ctx, leech, foe, amount)
 
 
 # ---- boosts (scripts.ts battle.boost / pokemon.boostBy) ---------------------------------------
@@ -442,6 +465,31 @@ def recovery_fails(hp: Array, maxhp: Array) -> Array:
     return (hp == maxhp) | (((gap == 255) | (gap == 511)) & (hp % 256 != 0))
 
 
+def rage_boost(ctx: Ctx, en: Any, t: Any) -> Ctx:
+    """``mods/gen1/moves.ts rage.condition.onHit`` (and useMoveInner's Self-Destruct / Disable
+    rule): a Pokemon with ``rage`` under +6 Attack gets ``boost({atk: 1})`` (none at 0 HP)."""
+    go = en & has_vol(ctx, t, "rage") & (_i(aget(ctx, "boosts", t)[0]) < 6)
+    ctx, _ = boost(ctx, go, t, jnp.zeros(7, I32).at[0].set(1), jnp.array([0, -1], jnp.int8))
+    return ctx
+
+
+def bide_hit(ctx: Ctx, en: Any, a: Any, d: Any, amount: Any) -> Ctx:
+    """Bide's release, ``moveHit(target, pokemon, bide, {damage: 2 * stored})`` (no accuracy
+    check, no type immunity): a Substitute takes the uncapped amount (and lastDamage); else the
+    foe takes it (clamped to its HP, lastDamage), and a raging foe builds Rage."""
+    amount = _i(amount)
+    sub = en & has_vol(ctx, d, "substitute")
+    ctx = bset(ctx, "last_damage", amount, sub)
+    left = _i(aget(ctx, "substitute_hp", d)) - amount
+    ctx = aset(ctx, "substitute_hp", d, jnp.maximum(left, 0), sub)
+    broke = sub & (left <= 0)
+    ctx = set_vol(ctx, d, _V["substitute"], False, broke)
+    ctx = aset(ctx, "substitute_hp", d, 0, broke)
+    hit = en & ~sub
+    ctx, _ = damage(ctx, hit, d, amount, True)
+    return rage_boost(ctx, hit, d)
+
+
 def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     """``tryMoveHit`` + ``moveHit`` (``mods/gen1/scripts.ts``) for side ``a``'s move on its target
     (the foe, or itself for ``target: 'self'``), both kinds of move in one predicated pass:
@@ -460,15 +508,53 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
       Softboiled heal half the maximum HP; Rest: sleep for 2 turns after its ``random(1, 8)``,
       full HP), and ``AfterMoveSecondary``: a burn secondary thaws a frozen target.
     """
+    # tryMoveHit opens with Thrash / Petal Dance's lock (move.self.volatileStatus 'lockedmove'):
+    # the first use adds lockedmove (random(2, 4) turns, accuracy 255), later ones count down
+    # and the last confuses the user afresh (random(2, 6))
+    thrash = en & jnp.asarray(MV.LOCKS)[move]
+    locked = has_vol(ctx, a, "lockedmove")
+    left = _i(aget(ctx, "locked_time", a)) - 1
+    ctx = aset(ctx, "locked_time", a, left, thrash & locked)
+    confused = thrash & locked & (left == 0)
+    ctx = set_vol(ctx, a, _V["confusion"], True, confused)
+    ctx, turns = rand_range(ctx, confused, 2, 6)
+    ctx = aset(ctx, "confusion_time", a, turns, confused)
+    begins = thrash & ~locked
+    ctx = set_vol(ctx, a, _V["lockedmove"], True, begins)
+    ctx = aset(ctx, "locked_move", a, move, begins)
+    ctx, turns = rand_range(ctx, begins, 2, 4)
+    ctx = aset(ctx, "locked_time", a, turns, begins)
+    ctx = aset(ctx, "locked_accuracy", a, 255, begins)
     category = _i(jnp.asarray(T.MOVE_CATEGORY)[move])
     status_move = category == T.CATEGORY_STATUS
     self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
     t = jnp.where(self_t, a, d)
     mtype = _i(jnp.asarray(T.MOVE_TYPE)[move])
     immune = M.is_immune(mtype, mon(ctx, "types", t), jnp.asarray(T.MOVE_IGNORE_IMMUNITY)[move])
-    go = en & ~immune
+    # singleEvent('TryImmunity'): Leech Seed fails on a Grass type, Dream Eater unless the target
+    # sleeps without a Substitute; then an OHKO move fails on a faster target (both without a draw)
+    immune = immune | ((move == MV.ID["leechseed"]) & M.has_type(mon(ctx, "types", t),
+                                                                T.TYPE_ID["Grass"]))
+    immune = immune | ((move == MV.ID["dreameater"]) & (
+        (_i(mon(ctx, "status", t)) != T.STATUS_SLP) | has_vol(ctx, t, "substitute")))
+    immune = immune | ((jnp.asarray(T.MOVE_DAMAGE_KIND)[move] == T.DAMAGE_OHKO)
+                       & M.ohko_fails(mon(ctx, "modified", a)[4], mon(ctx, "modified", t)[4]))
+    # runEvent('Invulnerability') comes first (conditions.ts invulnerability: a Pokemon in the
+    # air or underground is missed by all but Swift and Transform, without a draw)
+    invulnerable = has_vol(ctx, t, "invulnerability") & ~self_t & (move != MV.ID["swift"]) & (
+        move != MV.ID["transform"])
+    go = en & ~immune & ~invulnerable
+    # the accuracy of a lockedmove user is the one stored last time, with the stages applied
+    # again (Gen 1's Thrash accuracy bug), and is stored back
+    # (Rage's, when it has one, likewise)
+    has_lock = has_vol(ctx, a, "lockedmove")
+    has_rage = has_vol(ctx, a, "rage")
     acc = M.accuracy(move, aget(ctx, "boosts", a)[5], aget(ctx, "boosts", t)[6],
-                     has_vol(ctx, t, "mustrecharge"))
+                     has_vol(ctx, t, "mustrecharge"),
+                     jnp.where(has_rage, _i(aget(ctx, "rage_accuracy", a)),
+                               jnp.where(has_lock, _i(aget(ctx, "locked_accuracy", a)), -1)))
+    ctx = aset(ctx, "locked_accuracy", a, acc.stored, go & has_lock & (acc.stored >= 0))
+    ctx = aset(ctx, "rage_accuracy", a, acc.stored, go & has_rage & (acc.stored >= 0))
     ctx, ok = chance(ctx, go & ~acc.always_hits, acc.numerator, 256)
     hit = go & (acc.always_hits | ok)
     ctx = bset(ctx, "last_damage", 0, go & ~hit)
@@ -513,12 +599,30 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     # after breaking a Substitute)
     ctx = set_vol(ctx, a, _V["mustrecharge"], True,
                   landed & ~broke & jnp.asarray(MV.SELF_RECHARGE)[move])
+    # Rage's self volatile (onStart: accuracy 255), likewise
+    rages = landed & ~broke & (move == MV.ID["rage"]) & ~has_vol(ctx, a, "rage")
+    ctx = set_vol(ctx, a, _V["rage"], True, rages)
+    ctx = aset(ctx, "rage_accuracy", a, 255, rages)
+    # Bide's volatileStatus (moveHit: getDamage undefined, then the volatile): random(2, 4)
+    bides = landed & (move == MV.ID["bide"]) & ~has_vol(ctx, a, "bide")
+    ctx = set_vol(ctx, a, _V["bide"], True, bides)
+    ctx = aset(ctx, "bide_damage", a, 0, bides)
+    ctx, turns = rand_range(ctx, bides, 2, 4)
+    ctx = aset(ctx, "bide_time", a, turns, bides)
     done = jnp.asarray(1)
     for k in range(2, 6):  # hits 2..5 repeat the first hit's damage while the target stands
         more = number & (hits >= k) & (_i(mon(ctx, "hp", d)) > 0)
         ctx, _ = damage(ctx, more, d, first, True)
         done = jnp.where(more, k, done)
     standing = _i(mon(ctx, "hp", d)) > 0
+    # runEvent('Hit') on the target after each hit of a damaging move but Self-Destruct /
+    # Explosion: a raging target builds Rage while it has HP (the hits between repeat the first
+    # hit's damage, so the boosts can follow them); useMoveInner adds one after Self-Destruct,
+    # Explosion or Disable, hit or not (nothing else touches Attack in between)
+    selfdestruct = jnp.asarray(T.MOVE_SELFDESTRUCT)[move]
+    boosts = jnp.where(number & ~selfdestruct, done - (~standing).astype(I32), 0) + (
+        en & (selfdestruct | (move == MV.ID["disable"]))).astype(I32)
+    ctx = jax.lax.fori_loop(0, 5, lambda k, c: rage_boost(c, k < boosts, d), ctx)
     kind = _i(jnp.asarray(T.MOVE_SECONDARY_KIND)[move])
     # secondaries: not through a Substitute, except a confusion secondary while it holds
     applies = ((number & (done == hits) & standing)
@@ -539,7 +643,11 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     blocked = has_vol(ctx, t, "substitute") & ~self_t & (
         (primary == T.STATUS_PSN) | (primary == T.STATUS_TOX)
         | (_i(jnp.asarray(MV.MOVE_BOOSTS)[move]) != 0).any() | (vol == _V["confusion"]))
-    h = hit & status_move & ~screen_up & ~sub_fails & ~blocked
+    # disable.onTryHit: fails on a target without a move with PP
+    t_pp = mon(ctx, "pp", t)
+    t_has_pp = (mon(ctx, "moves", t) > 0) & (t_pp > 0)
+    dis_fails = (move == MV.ID["disable"]) & ~t_has_pp.any()
+    h = hit & status_move & ~screen_up & ~sub_fails & ~blocked & ~dis_fails
     # -- stat changes (scripts.ts battle.boost; conditions mist.onTryBoost)
     deltas = jnp.where(status_move, _i(jnp.asarray(MV.MOVE_BOOSTS)[move]),
                        _i(jnp.asarray(MV.SECONDARY_BOOSTS)[move]))
@@ -562,6 +670,10 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
                       | (rest & ~recovery_fails(hp, maxhp)),
                       sec & (kind == T.SECONDARY_STATUS) & free)
     ctx, done_status = set_status(ctx, wants, t, code, by_ally=rest)
+    # tox.onStart (mods/gen2/conditions.ts): the residualdmg volatile, its counter at 0
+    toxic = done_status & (code == T.STATUS_TOX)
+    ctx = set_vol(ctx, t, _V["residualdmg"], True, toxic)
+    ctx = aset(ctx, "toxic_counter", t, 0, toxic)
     ctx = set_vol(ctx, t, _V["mustrecharge"], False,
                   done_status & status_move & (primary == T.STATUS_SLP))
     ctx = mset(ctx, "sleep_turns", t, 2, done_status & rest)
@@ -569,6 +681,11 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx = heal(ctx, done_status & rest, t, maxhp)
     recover = h & ((move == MV.ID["recover"]) | (move == MV.ID["softboiled"]))
     ctx = heal(ctx, recover & ~recovery_fails(hp, maxhp), t, maxhp // 2)
+    ctx = mimic(ctx, h & (move == MV.ID["mimic"]), a, d)
+    ctx = haze(ctx, h & (move == MV.ID["haze"]), a)
+    # mods/gen1/moves.ts conversion.onHit: the user takes the target's types
+    ctx = mset(ctx, "types", a, mon(ctx, "types", d), h & (move == MV.ID["conversion"]))
+    ctx = transform(ctx, h & (move == MV.ID["transform"]), a, d)
     # -- flinch, volatiles (addVolatile fails on one already there)
     flinch = sec & (kind == T.SECONDARY_FLINCH)
     ctx = set_vol(ctx, d, _V["flinch"], True, flinch)
@@ -576,11 +693,25 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx = set_vol(ctx, d, _V["mustrecharge"], False, flinch)  # flinch.onStart
     vol = jnp.where(status_move, vol, jnp.where(kind == T.SECONDARY_CONFUSION,
                                                 jnp.uint32(_V["confusion"]), jnp.uint32(0)))
-    add = jnp.where(status_move, h, sec) & (vol != 0) & ((aget(ctx, "volatiles", t) & vol) == 0)
+    # moveHit: a status move whose boosts changed nothing fails before its volatile (Minimize,
+    # Defense Curl at +6)
+    boost_ok = ~(_i(jnp.asarray(MV.MOVE_BOOSTS)[move]) != 0).any() | boosted
+    add = jnp.where(status_move, h & boost_ok, sec) & (vol != 0) & (
+        (aget(ctx, "volatiles", t) & vol) == 0)
     confuse = add & (vol == _V["confusion"])
     ctx, turns = rand_range(ctx, confuse, 2, 6)
     ctx = aset(ctx, "confusion_time", t, turns, confuse)
     ctx = aset(ctx, "volatiles", t, aget(ctx, "volatiles", t) | vol, add)
+    # disable.condition.onStart: sample() among the slots with PP, then random(1, 9) turns
+    disabling = add & (vol == _V["disable"])
+    n = t_has_pp.sum().astype(I32)
+    state, pick = prng.random_int(ctx["st"]["prng"], jnp.maximum(n, 1))
+    ctx = _record(_advance(ctx, disabling, state), disabling, n, NONE)
+    ds = jnp.argmax(jnp.cumsum(t_has_pp.astype(I32)) == _i(pick) + 1).astype(I32)
+    ctx = aset(ctx, "disable_slot", t, ds, disabling)
+    ctx = aset(ctx, "disable_move", t, mon(ctx, "moves", t)[ds], disabling)
+    ctx, turns = rand_range(ctx, disabling, 1, 9)
+    ctx = aset(ctx, "disable_time", t, turns, disabling)
     # Substitute: hp floor(maxHP/4) + 1 (condition onStart), then onHit's directDamage(maxHP/4)
     made = add & (vol == _V["substitute"])
     ctx = aset(ctx, "substitute_hp", t, maxhp_t // 4 + 1, made)
@@ -597,7 +728,106 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     return cure_status(ctx, d, thaw)
 
 
-def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
+def _own_move_count(ctx: Ctx, a: Any) -> Array:
+    """``pokemon.ppUps.length``: the set's own moves (the base slots)."""
+    base = jnp.where(aget(ctx, "base_separate", a), aget(ctx, "base_moves", a),
+                     mon(ctx, "moves", a))
+    return (base > 0).sum().astype(I32)
+
+
+def _keep_base(ctx: Ctx, a: Any, keep: Array, en: Any) -> Ctx:
+    """Slots ``keep`` of side ``a``'s moveSlots get new objects: baseMoveSlots keep the old ones
+    (where they were not separate already)."""
+    sep = aget(ctx, "base_separate", a)
+    for name, base in (("moves", "base_moves"), ("pp", "base_pp"), ("maxpp", "base_maxpp")):
+        ctx = aset(ctx, base, a, jnp.where(sep, aget(ctx, base, a), mon(ctx, name, a)), en)
+    return aset(ctx, "base_separate", a, sep | keep, en)
+
+
+def mimic(ctx: Ctx, en: Any, a: Any, d: Any) -> Ctx:
+    """``mods/gen1/moves.ts mimic.onHit``: ``sample(target.moves)``, which goes into the user's
+    ``lastSelectedMoveSlot`` as a virtual slot with that slot's PP and the copied move's
+    ``calculatePP(move, ppUps[slot] || 0)`` as max PP."""
+    foe_moves = mon(ctx, "moves", d)
+    n = (foe_moves > 0).sum().astype(I32)
+    state, pick = prng.sample(ctx["st"]["prng"], foe_moves, jnp.maximum(n, 1))
+    ctx = _record(_advance(ctx, en, state), en, n, NONE)
+    k = jnp.clip(_i(ctx["st"]["side"]["last_selected_slot"][a]), 0, 3)
+    ups = k < _own_move_count(ctx, a)
+    maxpp = jnp.where(ups, jnp.asarray(MV.MAXPP_UPS3)[_i(pick)],
+                      jnp.asarray(MV.MAXPP_UPS0)[_i(pick)])
+    ctx = _keep_base(ctx, a, jnp.arange(4) == k, en)
+    ctx = mset(ctx, "moves", a, _setk(mon(ctx, "moves", a), k, pick), en)
+    ctx = mset(ctx, "maxpp", a, _setk(mon(ctx, "maxpp", a), k, maxpp), en)
+    return aset(ctx, "slot_virtual", a, _setk(aget(ctx, "slot_virtual", a), k, True), en)
+
+
+def transform(ctx: Ctx, en: Any, a: Any, d: Any) -> Ctx:
+    """``sim/pokemon.ts transformInto`` (Gen 1: also into a transformed target): the target's
+    species, types, storedStats, modifiedStats, stages; new virtual move slots of its moves with
+    ``min(5, pp)`` PP (max PP ``calculatePP`` with the user's ppUps of that slot); baseMoveSlots
+    keep the user's own. ``setSpecies`` caches as ``pokemon.speed`` the Speed of the target's
+    species with the user's own level, IV and EV (the copy of storedStats comes after)."""
+    ctx = aset(ctx, "species", a, aget(ctx, "species", d), en)
+    ctx = aset(ctx, "transformed", a, True, en)
+    ctx = mset(ctx, "types", a, mon(ctx, "types", d), en)
+    ctx = aset(ctx, "stored", a, aget(ctx, "stored", d), en)
+    ctx = mset(ctx, "modified", a, mon(ctx, "modified", d), en)
+    ctx = aset(ctx, "boosts", a, aget(ctx, "boosts", d), en)
+    foe_moves = _i(mon(ctx, "moves", d))
+    n_foe = (foe_moves > 0).sum()
+    n_own = _own_move_count(ctx, a)
+    idx = jnp.arange(4)
+    ctx = _keep_base(ctx, a, idx < jnp.maximum(n_own, n_foe), en)
+    has = foe_moves > 0
+    maxpp = jnp.where(idx < n_own, jnp.asarray(MV.MAXPP_UPS3)[foe_moves],
+                      jnp.asarray(MV.MAXPP_UPS0)[foe_moves])
+    ctx = mset(ctx, "moves", a, foe_moves, en)
+    ctx = mset(ctx, "pp", a, jnp.where(has, jnp.asarray(MV.TRANSFORM_PP)[foe_moves], 0), en)
+    ctx = mset(ctx, "maxpp", a, jnp.where(has, maxpp, 0), en)
+    ctx = aset(ctx, "slot_virtual", a, has, en)
+    base = jnp.asarray(T.BASE_STATS)[_i(aget(ctx, "species", d)), 5]
+    spe = M.stat_value(base, mon(ctx, "spe_iv", a), mon(ctx, "spe_ev", a), mon(ctx, "level", a),
+                       False)
+    return _upd(ctx, speed=jnp.where(en, _setk(ctx["speed"], a, spe), ctx["speed"]))
+
+
+_HAZE_CLEARS = (_V["disable"] | _V["confusion"] | _V["mist"] | _V["focusenergy"] | _V["leechseed"]
+                | _V["lightscreen"] | _V["reflect"] | _V["residualdmg"])
+CANNOTMOVE = S.MOVE_ID["cannotmove"]
+
+
+def haze(ctx: Ctx, en: Any, a: Any) -> Ctx:
+    """``mods/gen1/moves.ts haze.onHit``, for each active in order (p1, p2): clearBoosts (stages
+    0, modified stats = stored, penalties gone); the foe of the user loses its status, and if it
+    was frozen or asleep its lastSelectedMove / lastEnemySelectedMove become ``cannotmove``, as
+    does its queued move if it has yet to act; a badly poisoned Pokemon (the user) becomes
+    poisoned (``setStatus('psn')``: the clause handlers' tie draw); ``updateSpeed``; the volatiles
+    disable, confusion, mist, focusenergy, leechseed, lightscreen, reflect, residualdmg go."""
+    for p in (0, 1):
+        ctx = aset(ctx, "boosts", p, jnp.zeros(7, jnp.int8), en)
+        ctx = mset(ctx, "modified", p, aget(ctx, "stored", p), en)
+        other = en & (a != p)
+        status = _i(mon(ctx, "status", p))
+        stuck = other & ((status == T.STATUS_FRZ) | (status == T.STATUS_SLP))
+        ctx = sset(ctx, "last_selected_move", p, CANNOTMOVE, stuck)
+        ctx = sset(ctx, "last_enemy_selected_move", p, CANNOTMOVE, stuck)
+        ctx = _upd(ctx, queued=jnp.where(stuck & ctx["pending"][p],
+                                         ctx["queued"].at[p].set(CANNOTMOVE), ctx["queued"]))
+        ctx = cure_status(ctx, p, other, by_ally=False)
+        ctx = update_speed(ctx, p, en)
+        ctx = set_vol(ctx, p, _HAZE_CLEARS, False, en)
+        for leaf in ("confusion_time", "disable_time", "disable_slot", "disable_move",
+                     "toxic_counter"):
+            ctx = aset(ctx, leaf, p, 0, en)
+    # only the user can still be badly poisoned (the foe's status is gone): its setStatus('psn')
+    # makes the only draw, so it may come after the foe's part
+    ctx, _ = set_status(ctx, en & (_i(mon(ctx, "status", a)) == T.STATUS_TOX), a, T.STATUS_PSN,
+                        by_ally=True)
+    return ctx
+
+
+def before_move(ctx: Ctx, en: Any, a: Any, move: Array) -> tuple[Ctx, Array]:
     """``runEvent('BeforeMove')`` handlers in priority order; returns (ctx, aborted)."""
     status = _i(mon(ctx, "status", a))
     frz = en & (status == T.STATUS_FRZ)
@@ -611,6 +841,18 @@ def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
     recharge = en & ~aborted & has_vol(ctx, a, "mustrecharge")  # returns null: stops the event
     ctx = set_vol(ctx, a, _V["mustrecharge"], False, recharge)
     aborted = aborted | recharge
+    # mods/gen1/moves.ts disable.condition.onBeforeMove (priority 6): the counter runs down and
+    # ends the Disable at 0; else the disabled move (by id) is not used, twoturnmove goes
+    dis = en & ~aborted & has_vol(ctx, a, "disable")
+    left = _i(aget(ctx, "disable_time", a)) - 1
+    ctx = aset(ctx, "disable_time", a, left, dis)
+    over = dis & (left <= 0)
+    ctx = set_vol(ctx, a, _V["disable"], False, over)
+    for leaf in ("disable_time", "disable_slot", "disable_move"):
+        ctx = aset(ctx, leaf, a, 0, over)
+    stopped = dis & ~over & (move == _i(aget(ctx, "disable_move", a)))
+    ctx = set_vol(ctx, a, _V["twoturnmove"], False, stopped)
+    aborted = aborted | stopped
     conf = en & ~aborted & has_vol(ctx, a, "confusion")
     t = _i(aget(ctx, "confusion_time", a)) - 1
     ctx = aset(ctx, "confusion_time", a, t, conf)
@@ -627,44 +869,116 @@ def before_move(ctx: Ctx, en: Any, a: Any) -> tuple[Ctx, Array]:
     par = en & ~aborted & (status == T.STATUS_PAR)
     ctx, full = chance(ctx, par, 63, 256)
     ctx = set_vol(ctx, a, _PAR_CLEARS, False, full)
-    return ctx, aborted | full
+    aborted = aborted | full
+    # mods/gen1/moves.ts bide.condition.onBeforeMove (priority 0): lastDamage is stored, the
+    # counter runs down; at 0, twice the stored damage hits the foe (nothing stored: it fails)
+    bide = en & ~aborted & has_vol(ctx, a, "bide")
+    stored = _i(aget(ctx, "bide_damage", a)) + _i(ctx["st"]["last_damage"])
+    ctx = aset(ctx, "bide_damage", a, stored, bide)
+    left = _i(aget(ctx, "bide_time", a)) - 1
+    ctx = aset(ctx, "bide_time", a, left, bide)
+    release = bide & (left == 0)
+    ctx = bide_hit(ctx, release & (stored != 0), a, 1 - a, 2 * stored)
+    ctx = set_vol(ctx, a, _V["bide"], False, release)
+    return ctx, aborted | bide
 
 
-def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
-    """``runMove`` -> ``useMove`` -> ``useMoveInner`` for side ``a``'s active using ``move``
-    (the queued move id, ``side.lastSelectedMove``)."""
+def use_move(ctx: Ctx, en: Any, a: Any, move: Array, from_mirror: Any, aborted: Any = False
+             ) -> tuple[Ctx, Array, Array]:
+    """``mods/gen1/scripts.ts useMove`` -> ``useMoveInner`` for side ``a``'s active using
+    ``move``; ``from_mirror``: called by Mirror Move's ``onHit`` (its sourceEffect). ``aborted``:
+    runMove stopped before useMove (``en`` is then false), whose abortMove runs AfterMoveSelf
+    here too, so that one traced copy serves both. Returns (ctx, Mirror Move succeeded, the move
+    it calls: the foe's ``lastMove``)."""
     d = 1 - a
-    en = en & (slot(ctx, a) >= 0) & ~mon(ctx, "fainted", a)
-    ctx, aborted = before_move(ctx, en, a)
-    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move]
-    ctx = residual_status_damage(ctx, a, en & aborted, self_t)  # abortMove -> AfterMoveSelf
-    go = en & ~aborted
+    self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move] & (move < T.N_MOVES)  # not 'cannotmove'
+    two = jnp.asarray(MV.TWO_TURN)[move]
+    charged = has_vol(ctx, a, "twoturnmove")
+    charging = en & two & ~charged
+    # a two-turn move called by Mirror Move gives back the PP runMove took from the
+    # lastSelectedMoveSlot (deductPP(-1)); a transformed user's base slot also gains one
+    k = _i(ctx["st"]["side"]["last_selected_slot"][a])
+    refund = en & from_mirror & two
+    ctx = deduct_pp(ctx, refund, a, k, -1)
+    bk = jnp.clip(k, 0, 3)
+    ctx = aset(ctx, "base_pp", a, _setk(aget(ctx, "base_pp", a), bk,
+                                         (_i(aget(ctx, "base_pp", a)[bk]) + 1) % 64),
+               en & from_mirror & aget(ctx, "transformed", a) & (k < _own_move_count(ctx, a)))
+    ctx = sset(ctx, "last_move", a, move, en)
+    ctx = sset(ctx, "last_enemy_move", a, move, en)
+    ctx = aset(ctx, "last_move", a, move, en & ~charging)
     # two-turn moves (scripts.ts TWO_TURN_MOVES; moves.ts onTryMove): the first turn adds
     # twoturnmove and stops in useMoveInner's TryMove (no PP, no pokemon.lastMove, lastDamage
     # untouched); the second removes it and runs the move
-    two = jnp.asarray(MV.TWO_TURN)[move]
-    charged = has_vol(ctx, a, "twoturnmove")
-    charging = go & two & ~charged
-    # deductPP on lastSelectedMoveSlot (6-bit wrap)
-    k = _i(ctx["st"]["side"]["last_selected_slot"][a])
-    pp = mon(ctx, "pp", a)
-    ctx = mset(ctx, "pp", a, _setk(pp, k, (_i(pp[k]) - 1) & 63),
-               go & ~charging & (move != MV.ID["struggle"]))
-    ctx = sset(ctx, "last_move", a, move, go)
-    ctx = sset(ctx, "last_enemy_move", a, move, go)
-    ctx = aset(ctx, "last_move", a, move, go & ~charging)
     ctx = set_vol(ctx, a, _V["twoturnmove"], True, charging)
+    ctx = set_vol(ctx, a, _V["invulnerability"], True,
+                  charging & jnp.asarray(MV.INVULNERABLE_CHARGE)[move])
     ctx = aset(ctx, "twoturn_move", a, move, charging)
-    ctx = aset(ctx, "twoturn_source", a, 0, charging)
-    ctx = set_vol(ctx, a, _V["twoturnmove"] | _V["invulnerability"], False, go & two & charged)
-    ctx = aset(ctx, "twoturn_move", a, 0, go & two & charged)
-    go_hit = go & ~charging
+    ctx = aset(ctx, "twoturn_source", a, jnp.where(from_mirror, MV.ID["mirrormove"], 0), charging)
+    ctx = set_vol(ctx, a, _V["twoturnmove"] | _V["invulnerability"], False, en & two & charged)
+    ctx = aset(ctx, "twoturn_move", a, 0, en & two & charged)
+    go_hit = en & ~charging
     ctx = bset(ctx, "last_damage", 0, go_hit & ~jnp.asarray(MV.SKIP_LASTDAMAGE)[move])
     ctx = move_hit(ctx, go_hit, a, d, move)
+    # mods/gen1/moves.ts mirrormove.onHit: fails without a foe's lastMove or when it is Mirror
+    # Move; else lastSelectedMove and lastEnemySelectedMove become that move, which is used
+    foe_last = _i(aget(ctx, "last_move", d))
+    mirror = go_hit & (move == MV.ID["mirrormove"]) & (foe_last != 0) & (
+        foe_last != MV.ID["mirrormove"])
+    ctx = sset(ctx, "last_selected_move", a, foe_last, mirror)
+    ctx = sset(ctx, "last_enemy_selected_move", a, foe_last, mirror)
+    # AfterMove and AfterMoveSelf: after a Mirror Move only when it failed (the called move ran
+    # its own); mods/gen1/conditions.ts mustrecharge.onAfterMove (no recharge after a KO)
+    tail = en & ~mirror
     t = jnp.where(self_t, a, d)  # useMove: target 'self'
-    # AfterMove: mods/gen1/conditions.ts mustrecharge.onAfterMove (no recharge after a KO)
-    ctx = set_vol(ctx, a, _V["mustrecharge"], False, go & (_i(mon(ctx, "hp", t)) <= 0))
-    return residual_status_damage(ctx, a, go & (_i(mon(ctx, "hp", t)) > 0), self_t)
+    ctx = set_vol(ctx, a, _V["mustrecharge"], False, tail & (_i(mon(ctx, "hp", t)) <= 0))
+    # conditions.ts lockedmove.onAfterMove: the lock ends when its counter is spent
+    ctx = set_vol(ctx, a, _V["lockedmove"], False,
+                  tail & has_vol(ctx, a, "lockedmove") & (_i(aget(ctx, "locked_time", a)) <= 0))
+    ctx = residual_status_damage(ctx, a, (tail & (_i(mon(ctx, "hp", t)) > 0)) | aborted, self_t)
+    return ctx, mirror, foe_last
+
+
+def deduct_pp(ctx: Ctx, en: Any, a: Any, k: Any, amount: int) -> Ctx:
+    """``mods/gen1/scripts.ts pokemon.deductPP`` on move slot ``k`` (lastSelectedMoveSlot): PP
+    minus ``amount`` with the 6-bit wrap; a virtual slot of a Pokemon that is not transformed
+    (Mimic's) also writes the PP into its base slot."""
+    k = jnp.clip(_i(k), 0, 3)
+    pp = mon(ctx, "pp", a)
+    new = (_i(pp[k]) - amount) & 63
+    ctx = mset(ctx, "pp", a, _setk(pp, k, new), en)
+    sync = en & aget(ctx, "slot_virtual", a)[k] & ~aget(ctx, "transformed", a)
+    return aset(ctx, "base_pp", a, _setk(aget(ctx, "base_pp", a), k, new), sync)
+
+
+def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
+    """``runMove`` for side ``a``'s active using ``move`` (the queued move id,
+    ``side.lastSelectedMove``): BeforeMove, the PP, then ``useMove``; a Mirror Move that works
+    calls ``useMove`` again from its ``onHit`` (the second pass of one loop, so that one compiled
+    move body serves both)."""
+    en = en & (slot(ctx, a) >= 0) & ~mon(ctx, "fainted", a)
+    # 'cannotmove' (queued by Haze, or a thawed/woken Pokemon's "fight" after it): abortMove
+    # before BeforeMove
+    cannot = move == CANNOTMOVE
+    ctx, aborted = before_move(ctx, en & ~cannot, a, move)
+    aborted = aborted | (en & cannot)
+    go = en & ~aborted
+    # deductPP on lastSelectedMoveSlot, except on a two-turn move's charge turn and Struggle
+    # (getLockedMove: a Thrash / Petal Dance lock takes no PP either)
+    charging = jnp.asarray(MV.TWO_TURN)[move] & ~has_vol(ctx, a, "twoturnmove")
+    k = ctx["st"]["side"]["last_selected_slot"][a]
+    ctx = deduct_pp(ctx, go & ~charging & (move != MV.ID["struggle"])
+                    & ~has_vol(ctx, a, "lockedmove") & ~has_vol(ctx, a, "rage"), a, k, 1)
+
+    def use(i: int, carry: tuple) -> tuple:
+        ctx, en, mv, from_mirror = carry
+        # the first pass also runs abortMove's AfterMoveSelf
+        ctx, again, called = use_move(ctx, en, a, mv, from_mirror, (i == 0) & en_abort)
+        return ctx, again, called, jnp.asarray(True)
+
+    en_abort = en & aborted
+    ctx, *_ = jax.lax.fori_loop(0, 2, use, (ctx, go, _i(move), jnp.asarray(False)))
+    return ctx
 
 
 # ---- switches (battle-actions.ts switchIn, mods/gen4/scripts.ts runSwitch) --------------------
@@ -690,6 +1004,8 @@ def run_switch(ctx: Ctx, en: Any, s: Any) -> Ctx:
     ``AfterSwitchInSelf``: brn/psn/tox deal floor(maxHP/16) unless the side fainted this turn."""
     for t in (0, 1):
         ctx = aset(ctx, "last_move", t, 0, en & ~mon(ctx, "fainted", t))
+    # runEvent('SwitchIn'): tox.onSwitchIn, a badly poisoned Pokemon comes back merely poisoned
+    ctx = mset(ctx, "status", s, T.STATUS_PSN, en & (_i(mon(ctx, "status", s)) == T.STATUS_TOX))
     ctx = sset(ctx, "last_selected_slot", s, 0, en)
     status = _i(mon(ctx, "status", s))
     hurt = en & ~ctx["ftt"][s] & ((status == T.STATUS_BRN) | (status == T.STATUS_PSN)
@@ -712,6 +1028,13 @@ def team_index_at(ctx: Ctx, s: Any, position: Any) -> Array:
 
 # ---- the step -------------------------------------------------------------------------------
 
+def usable_slots(pp: Array, moves: Array, volatiles: Array, disable_slot: Array) -> Array:
+    """``getMoves``: the slots a move request offers, a move with PP and not disabled (Disable's
+    ``onDisableMove`` marks its slot); none: Struggle."""
+    disabled = ((volatiles & jnp.uint32(_V["disable"])) != 0) & (jnp.arange(4) == _i(disable_slot))
+    return (moves > 0) & (pp > 0) & ~disabled
+
+
 def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
     """``side.ts commitChoices`` (gen 1) for a move choice; returns the queued move id: the
     chosen slot's move; ``lastSelectedMove`` again for a sleeping or frozen Pokemon's "fight" and
@@ -719,8 +1042,11 @@ def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
     status = _i(mon(ctx, "status", s))
     moves = mon(ctx, "moves", s)
     fight = ((status == T.STATUS_FRZ) | (status == T.STATUS_SLP) | has_vol(ctx, s, "mustrecharge")
-             | has_vol(ctx, s, "twoturnmove"))
-    struggle = en & ~fight & ~((moves > 0) & (mon(ctx, "pp", s) > 0)).any()
+             | has_vol(ctx, s, "twoturnmove") | has_vol(ctx, s, "lockedmove")
+             | has_vol(ctx, s, "rage") | has_vol(ctx, s, "bide"))
+    struggle = en & ~fight & ~usable_slots(ctx["st"]["team"]["pp"][s, slot(ctx, s)], moves,
+                                            aget(ctx, "volatiles", s),
+                                            aget(ctx, "disable_slot", s)).any()
     choose = en & ~fight & ~struggle
     k = jnp.clip(c, 0, 3)
     ctx = sset(ctx, "last_selected_move", s, moves[k], choose)
@@ -757,8 +1083,12 @@ def _turn(ctx: Ctx, c: Array) -> Ctx:
     ctx = each_event(ctx, True)
     ctx = each_event(ctx, True)
 
+    # the queued moves (Haze may change one that has yet to run) and which are still queued
+    ctx = _upd(ctx, queued=move, pending=~is_sw)
+
     def action(k: int, ctx: Ctx) -> Ctx:
         s = jnp.where(k == 0, first, 1 - first)
+        ctx = _upd(ctx, pending=ctx["pending"].at[s].set(False))
         en = ctx["live"] & ~ctx["st"]["ended"]
         sw = en & is_sw[s]
         target = team_index_at(ctx, s, c[s] - SWITCH)
@@ -767,7 +1097,7 @@ def _turn(ctx: Ctx, c: Array) -> Ctx:
         ctx = run_switch(ctx, sw & ctx["live"], s)
         ctx = after_action(ctx, sw & ctx["live"])
         mv = en & ~is_sw[s]
-        ctx = run_move(ctx, mv, s, move[s])
+        ctx = run_move(ctx, mv, s, ctx["queued"][s])
         return after_action(ctx, mv)
 
     ctx = jax.lax.fori_loop(0, 2, action, ctx)
@@ -826,6 +1156,15 @@ def end_turn(ctx: Ctx, en: Any) -> Ctx:
     st = ctx["st"]
     turn = _i(st["turn"]) + 1
     ctx = bset(ctx, "turn", turn, en)
+    # runEvent('DisableMove') on each active: its handlers in priority order, a tie costing a
+    # shuffle; slp / frz (a status: subOrder 0) come before the volatiles of equal priority,
+    # among which Disable and Bide (both priority 0) tie: one random(i, i + 2)
+    for s in (0, 1):
+        on = en & (slot(ctx, s) >= 0)
+        status = _i(mon(ctx, "status", s))
+        start = ((status == T.STATUS_SLP) | (status == T.STATUS_FRZ)).astype(I32)
+        both = on & has_vol(ctx, s, "disable") & has_vol(ctx, s, "bide")
+        ctx, _ = rand_range(ctx, both, start, start + 2)
     team = st["team"]
     present = team["present"]
     gone = team["fainted"] | ~present
@@ -844,6 +1183,7 @@ def _step(b: S.Battle, c1: Any, c2: Any) -> tuple[S.Battle, dict[str, Array]]:
     fainted = jnp.stack([st["team"]["fainted"][s, jnp.maximum(_i(st["active"]["slot"][s]), 0)]
                          for s in (0, 1)])
     ctx = _ctx(st, speed=jnp.zeros(2, I32), live=jnp.asarray(True), ftt=fainted,
+               queued=jnp.zeros(2, I32), pending=jnp.zeros(2, bool),
                tn=jnp.asarray(0, I32), tfrom=jnp.full(TAPE_SIZE, NONE, I32),
                tto=jnp.full(TAPE_SIZE, NONE, I32))
     for s in (0, 1):  # commitChoices: updateSpeed of the unfainted actives
@@ -881,8 +1221,10 @@ def legal_mask(b: S.Battle, player: Any) -> Array:
     """``bool[N_CHOICES]``: the choices Showdown's request allows ``player`` (0 = p1, 1 = p2).
 
     A forced switch: the unfainted bench positions; the other side waits (only ``NO_CHOICE``). A
-    move request: the move slots with PP (none -> slot 0, Struggle), only slot 0 ("Fight") while
-    asleep or frozen; switches to every unfainted bench position. An ended battle: nothing."""
+    move request: the move slots with PP and not disabled (none -> slot 0, Struggle), only slot 0
+    ("Fight") while asleep or frozen, only slot 0 and no switch while locked (recharge, a charged
+    two-turn move, Thrash / Petal Dance, Rage), only slot 0 (Bide) while Bide stores damage;
+    switches to every unfainted bench position. An ended battle: nothing."""
     s = _i(player)
     team, active = b.team, b.active
     j = _i(active.slot[s])
@@ -894,12 +1236,15 @@ def legal_mask(b: S.Battle, player: Any) -> Array:
     switch = jnp.zeros(6, bool).at[jnp.where(bench_ok, pos, 0)].max(bench_ok).at[0].set(False)
     moves = team.moves[s, j]
     pp = team.pp[s, j]
-    usable = (moves > 0) & (pp > 0)
+    usable = usable_slots(pp, moves, active.volatiles[s], active.disable_slot[s])
     status = team.status[s, j]
     fight = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP)
     # locked (Hyper Beam's recharge, a charged two-turn move): one move, trapped
-    recharge = (active.volatiles[s] & jnp.uint32(_V["mustrecharge"] | _V["twoturnmove"])) != 0
-    usable = jnp.where(fight | recharge | ~usable.any(), jnp.arange(4) == 0, usable)
+    recharge = (active.volatiles[s] & jnp.uint32(_V["mustrecharge"] | _V["twoturnmove"]
+                                                 | _V["lockedmove"] | _V["rage"])) != 0
+    # Bide's semi-lock: only Bide, switching allowed
+    bide = (active.volatiles[s] & jnp.uint32(_V["bide"])) != 0
+    usable = jnp.where(fight | recharge | bide | ~usable.any(), jnp.arange(4) == 0, usable)
     switch = switch & ~recharge
     move_req = jnp.concatenate([usable, switch[:1] & False, switch[1:], jnp.zeros(1, bool)])
     switch_req = jnp.concatenate([jnp.zeros(5, bool), switch[1:], jnp.zeros(1, bool)])

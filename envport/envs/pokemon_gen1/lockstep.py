@@ -1,10 +1,11 @@
 """L3 lockstep battles: the JAX engine and the real Showdown, from matched seeds and teams.
 
 Per battle: two teams (species from the ``gen1randombattle`` pool at their random-battle levels,
-each with 1-4 moves drawn from the moves the engine supports, or Showdown's own
-``Teams.generate`` teams kept only when every move is supported), a battle seed, and random legal
-players. The initial state is Showdown's own after ``create`` (the lead switch-ins, which may
-already draw), read through the bridge; from there both run on their own. Every step:
+each with 2-4 moves drawn from the moves the engine supports; Showdown's own ``Teams.generate``
+teams kept only when every move is supported; or ``moves`` teams concentrated on chosen moves),
+a battle seed, and random legal players. The initial state is Showdown's own after ``create``
+(the lead switch-ins, which may already draw), read through the bridge; from there both run on
+their own. Every step:
 
 1. the legal choices: the JAX ``legal_mask`` must equal what Showdown's requests allow;
 2. both players choose at random among them (one ``random.Random`` per battle), the same integer
@@ -16,12 +17,16 @@ The first difference stops the battle and is reported with its turn, the differi
 and the index of the first PRNG draw of that step where the two tapes differ (the JAX step
 records the ``from``/``to`` of each draw, Showdown's worker its own tape).
 
-``python -m envport.envs.pokemon_gen1.lockstep --battles 100 [--seed 0] [--teams pool|showdown]``
+``python -m envport.envs.pokemon_gen1.lockstep --battles 100 [--seed 0]
+[--teams pool|showdown|moves] [--moves leechseed,toxic,copy,...]``: ``moves`` teams are any
+species with half their move slots drawn from the focused moves (ids or family names; default
+``moves.FOCUS_DEFAULT``).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import json
 import random
@@ -38,7 +43,14 @@ from envport.envs.pokemon_gen1 import engine as E
 from envport.envs.pokemon_gen1 import moves as MV
 from envport.envs.pokemon_gen1 import state as S
 from envport.envs.pokemon_gen1 import tables as T
-from envport.envs.pokemon_gen1.reference import ShowdownWorker, gen1_set, legal_choices
+from envport.envs.pokemon_gen1.reference import (
+    IllegalChoice,
+    ShowdownError,
+    ShowdownWorker,
+    WorkerCrashed,
+    gen1_set,
+    legal_choices,
+)
 
 
 @dataclasses.dataclass
@@ -48,7 +60,7 @@ class Divergence:
     battle: int
     turn: int  # Showdown's turn number before the step
     step: int  # steps (requests answered) before this one
-    what: str  # "state", "legal", "tape"
+    what: str  # "state", "legal", "tape"; "showdown-error": Showdown itself raised
     fields: list[str]
     first_draw: int | None  # index of the first differing draw in this step (None: same tapes)
     jax_draws: list[tuple[int, int]]
@@ -78,10 +90,23 @@ class Summary:
     turns: int = 0
     ended: int = 0
     divergences: list[Divergence] = dataclasses.field(default_factory=list)
+    # moves used (Showdown's ``|move|`` log lines, Mirror Move's calls included): the coverage
+    moves_used: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+
+    @property
+    def showdown_errors(self) -> int:
+        """Battles stopped by an exception inside Showdown (identical up to it)."""
+        return sum(d.what == "showdown-error" for d in self.divergences)
+
+    @property
+    def diverged(self) -> int:
+        return len(self.divergences) - self.showdown_errors
 
     def describe(self) -> str:
+        errors = (f"; {self.showdown_errors} stopped by an exception inside Showdown, identical "
+                  f"until then" if self.showdown_errors else "")
         return (f"{self.identical} of {self.battles} battles identical to Showdown "
-                f"({self.steps} steps, {self.turns} turns compared; {self.ended} ended)")
+                f"({self.steps} steps, {self.turns} turns compared; {self.ended} ended{errors})")
 
 
 # ---- teams ----------------------------------------------------------------------------------
@@ -95,6 +120,49 @@ def pool_team(rng: random.Random, worker: ShowdownWorker, size: int = 6) -> str:
     for sp in species:
         level = int(T.RANDOM_SETS[sp].get("level", 80))
         moves = rng.sample(MV.SUPPORTED_MOVES, rng.choice([2, 3, 4, 4, 4]))
+        team.append(gen1_set(sp, moves, level=level))
+    return worker.pack_team(team)
+
+
+def focus_moves(spec: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The moves a ``moves`` team source concentrates on: move ids and family names of
+    :data:`moves.FAMILIES` (comma-separated or a list); ``None``: :data:`moves.FOCUS_DEFAULT`."""
+    if spec is None:
+        return MV.FOCUS_DEFAULT
+    items = [x.strip() for x in spec.split(",")] if isinstance(spec, str) else list(spec)
+    out: list[str] = []
+    for x in items:
+        if not x:
+            continue
+        if x in MV.FAMILIES:
+            out += MV.FAMILIES[x]
+        elif x in MV.FAMILY_OF:
+            out.append(x)
+        else:
+            MV.check_supported([x], "--moves")
+            raise ValueError(f"--moves: {x!r} is neither a move nor a family "
+                             f"({', '.join(MV.FAMILIES)})")
+    if not out:
+        raise ValueError("--moves names no move")
+    return tuple(dict.fromkeys(out))
+
+
+def moves_team(rng: random.Random, worker: ShowdownWorker, focus: Sequence[str],
+               size: int = 6, p_focus: float = 0.5) -> str:
+    """A team of ``size`` distinct species drawn from all 151 (random-battle level where the
+    species has one, else 50-100), each with 2-4 distinct moves: each slot one of ``focus`` with
+    probability ``p_focus``, else any supported move, so that the focused moves meet each other
+    and the rest of the engine often. Packed by Showdown (its Battle does not validate sets)."""
+    species = rng.sample(sorted(T.SPECIES_IDS), size)
+    team = []
+    for sp in species:
+        level = int(T.RANDOM_SETS.get(sp, {}).get("level", rng.randint(50, 100)))
+        moves: list[str] = []
+        for _ in range(rng.choice([2, 3, 4, 4])):
+            pool = focus if rng.random() < p_focus else MV.SUPPORTED_MOVES
+            m = rng.choice(pool)
+            if m not in moves:
+                moves.append(m)
         team.append(gen1_set(sp, moves, level=level))
     return worker.pack_team(team)
 
@@ -143,12 +211,22 @@ def _showdown_tape(tape: list[dict]) -> list[tuple[int, int]]:
              int(d["to"]) if d["to"] is not None else -1) for d in tape]
 
 
+def _count_moves(log: list[str], into: collections.Counter | None) -> None:
+    if into is None:
+        return
+    for line in log:
+        parts = line.split("|")
+        if len(parts) > 3 and parts[1] == "move":
+            into[B.to_id(parts[3])] += 1
+
+
 def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: tuple[str, str],
                rng: random.Random, max_steps: int = 2000, switch_p: float = 0.15,
-               tamper: Any = None) -> tuple[Divergence | None, int, int, bool]:
+               tamper: Any = None, moves_used: collections.Counter | None = None
+               ) -> tuple[Divergence | None, int, int, bool]:
     """One lockstep battle. Returns (divergence or None, steps, turns, ended). ``tamper``
     (tests only): a function applied to the JAX state after a chosen step, to show that a
-    difference is caught."""
+    difference is caught. ``moves_used``: a Counter that gets the moves Showdown's log shows."""
     for packed in teams:
         MV.check_supported(MV.packed_team_moves(packed), "team")
     step = E.compiled(False)
@@ -180,7 +258,17 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
                     options = moves_only
                 choices.append(int(rng.choice(options)))
             strings = (E.choice_string(choices[0]), E.choice_string(choices[1]))
-            result = worker.choose(bid, strings[0], strings[1])
+            try:
+                result = worker.choose(bid, strings[0], strings[1])
+            except ShowdownError as e:
+                if isinstance(e, (IllegalChoice, WorkerCrashed)):
+                    raise
+                # an exception inside Showdown itself (e.g. its "moveSlot is null which
+                # shouldn't happen" in side.commitChoices): nothing to compare with from here
+                return Divergence(index, turn, steps, "showdown-error",
+                                  [str(e).splitlines()[0]], None, [], [], strings, list(seed),
+                                  teams), steps, turn, False
+            _count_moves(result.get("log", []), moves_used)
             state, info = step(state, np.int32(choices[0]), np.int32(choices[1]))
             if tamper is not None:
                 state = tamper(steps, state)
@@ -198,22 +286,35 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
         worker.destroy(bid)
 
 
+TEAM_SOURCES = ("pool", "showdown", "moves")
+
+
 def run(battles: int, seed: int = 0, teams: str = "pool", worker: ShowdownWorker | None = None,
-        max_steps: int = 2000, stop_at_first: bool = False, verbose: bool = False) -> Summary:
-    """``battles`` lockstep battles; their seeds, teams and players all derive from ``seed``."""
-    if teams not in ("pool", "showdown"):
-        raise ValueError(f"--teams must be 'pool' or 'showdown', not {teams!r}")
+        max_steps: int = 2000, stop_at_first: bool = False, verbose: bool = False,
+        moves: str | Sequence[str] | None = None) -> Summary:
+    """``battles`` lockstep battles; their seeds, teams and players all derive from ``seed``.
+    ``moves`` (with ``teams='moves'``): the focused moves or families (:func:`focus_moves`)."""
+    if teams not in TEAM_SOURCES:
+        raise ValueError(f"--teams must be one of {', '.join(TEAM_SOURCES)}, not {teams!r}")
+    if moves is not None and teams != "moves":
+        raise ValueError("--moves needs --teams moves")
+    focus = focus_moves(moves) if teams == "moves" else ()
     own = worker is None
     w = worker or ShowdownWorker()
     summary = Summary()
     try:
         for i in range(battles):
             rng = random.Random(f"lockstep:{seed}:{i}")
-            pair = ((pool_team(rng, w), pool_team(rng, w)) if teams == "pool"
-                    else showdown_teams(rng, w))
+            if teams == "pool":
+                pair = (pool_team(rng, w), pool_team(rng, w))
+            elif teams == "moves":
+                pair = (moves_team(rng, w, focus), moves_team(rng, w, focus))
+            else:
+                pair = showdown_teams(rng, w)
             battle_seed = [rng.randrange(65536) for _ in range(4)]
             div, steps, turns, ended = run_battle(w, i, battle_seed, pair, rng,
-                                                  max_steps=max_steps)
+                                                  max_steps=max_steps,
+                                                  moves_used=summary.moves_used)
             summary.battles += 1
             summary.steps += steps
             summary.turns += turns
@@ -236,8 +337,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--battles", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--teams", default="pool", help="pool (supported moves on pool species) or "
-                    "showdown (Teams.generate teams whose moves are all supported)")
+    ap.add_argument("--teams", default="pool", help="pool (supported moves on pool species), "
+                    "showdown (Teams.generate teams whose moves are all supported) or moves "
+                    "(any species, half the move slots from --moves)")
+    ap.add_argument("--moves", default=None, help="with --teams moves: comma-separated moves "
+                    "and/or families of moves.FAMILIES to focus on (default: moves.FOCUS_DEFAULT)")
     ap.add_argument("--max-steps", type=int, default=2000)
     ap.add_argument("--stop-at-first", action="store_true")
     args = ap.parse_args(argv)
@@ -245,9 +349,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ValueError("--battles must be at least 1")
     t0 = time.time()
     summary = run(args.battles, args.seed, args.teams, max_steps=args.max_steps,
-                  stop_at_first=args.stop_at_first, verbose=True)
+                  stop_at_first=args.stop_at_first, verbose=True, moves=args.moves)
     print(summary.describe() + f" in {time.time() - t0:.1f} s (jax {jax.__version__})")
-    return 0 if summary.identical == summary.battles else 1
+    if args.teams == "moves":
+        focus = focus_moves(args.moves)
+        print("focused moves used: " + ", ".join(f"{m} {summary.moves_used[m]}" for m in focus))
+    return 0 if summary.diverged == 0 else 1
 
 
 if __name__ == "__main__":

@@ -11,15 +11,15 @@ played wrong. Families (``data/mods/gen1/moves.ts`` / ``scripts.ts``):
 * ``status``: a status on the foe (Sleep Clause Mod and sleep counters for sleep), confusion;
 * ``stages``: the user's stat boosts and the foe's stat drops (with Gen 1's penalty re-apply);
 * ``self``: Reflect, Light Screen, Focus Energy, Mist, Recover, Softboiled, Rest;
-* ``recoil``, ``drain``, ``selfko`` (Self-Destruct, Explosion), ``crash`` (Jump Kick, High Jump
-  Kick), ``recharge`` (Hyper Beam), ``counter``, ``substitute``, ``twoturn`` (Sky Attack);
-  Struggle when no move has PP.
+* ``recoil``, ``drain`` (Dream Eater), ``selfko`` (Self-Destruct, Explosion), ``crash`` (Jump
+  Kick, High Jump Kick), ``recharge`` (Hyper Beam), ``counter``, ``substitute``, ``twoturn``
+  (Sky Attack, Razor Wind, Skull Bash, Solar Beam, Dig, Fly);
+* ``copy`` (Mimic, Mirror Move, Transform, Conversion), ``noeffect`` (Splash, Teleport, Roar,
+  Whirlwind), ``residual`` (Toxic, Leech Seed, Haze), ``disable``, ``thrash`` (Thrash, Petal
+  Dance), ``rage``, ``bide``; Struggle when no move has PP.
 
-Not yet (each needs its own code in the turn loop): Mimic, Mirror Move, Transform (the pool's
-last three), Metronome, the other two-turn moves (Solar Beam, Razor Wind, Skull Bash, Dig, Fly),
-partial trapping (Wrap, Bind, Clamp, Fire Spin), Thrash / Petal Dance, Rage, Bide, Disable, Leech
-Seed, Toxic, Haze, Minimize, Defense Curl, Conversion, Dream Eater, Pay Day, OHKO moves, Splash,
-Teleport, Roar / Whirlwind.
+Not yet (see README "Engine"): the partial-trapping moves Wrap, Bind, Clamp, Fire Spin (their own
+request logic and residual counters) and Metronome (it can call any of them).
 """
 
 from __future__ import annotations
@@ -48,6 +48,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "icebeam", "blizzard", "psybeam", "bubblebeam", "aurorabeam", "thundershock",
         "thunderbolt", "thunder", "confusion", "psychic", "lick", "smog", "sludge", "boneclub",
         "fireblast", "constrict", "bubble", "hyperfang",
+        # no more than damage in Gen 1 trainer battles (Pay Day's coins are a message)
+        "payday",
+        # OHKO: fail on a faster target, else 65535 (clamped to the target's HP)
+        "fissure", "guillotine", "horndrill",
     ),
     # status moves: a status on the foe (Sleep Clause Mod for sleep), confusion
     "status": (
@@ -59,6 +63,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "swordsdance", "agility", "amnesia", "acidarmor", "meditate", "growth", "sharpen",
         "harden", "withdraw", "barrier", "doubleteam", "growl", "leer", "tailwhip",
         "stringshot", "screech", "sandattack", "smokescreen", "flash", "kinesis",
+        # a boost, then a volatile without effect in Gen 1 (none when the boost fails)
+        "minimize", "defensecurl",
     ),
     # the user's own volatiles and HP: screens, Focus Energy, Mist, Recover/Softboiled, Rest
     "self": (
@@ -67,15 +73,38 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     # damage with a cost or a gain for the user (Struggle, used when no move has PP, is also
     # played: recoil 1/2)
     "recoil": ("doubleedge", "takedown", "submission"),
-    "drain": ("absorb", "megadrain", "leechlife"),
+    "drain": ("absorb", "megadrain", "leechlife", "dreameater"),
     "selfko": ("explosion", "selfdestruct"),
     "crash": ("jumpkick", "highjumpkick"),
     "recharge": ("hyperbeam",),
     # Counter: getDamage's damageCallback (twice battle.lastDamage after a Normal/Fighting move)
     "counter": ("counter",),
     "substitute": ("substitute",),
-    "twoturn": ("skyattack",),
+    "twoturn": ("skyattack", "razorwind", "skullbash", "solarbeam", "dig", "fly"),
+    # moves that copy the foe: Mimic (one of its moves into Mimic's slot), Mirror Move (its last
+    # move, used as a second useMove), Transform (species, types, stats, stages, moves)
+    "copy": ("mimic", "mirrormove", "transform", "conversion"),
+    # nothing happens (Roar and Whirlwind do not force switches in Gen 1; Teleport does not
+    # flee a trainer battle): the accuracy draw and the move's bookkeeping only
+    "noeffect": ("splash", "teleport", "roar", "whirlwind"),
+    # Toxic (its residualdmg counter, also Leech Seed's), Leech Seed, Haze
+    "residual": ("toxic", "leechseed", "haze"),
+    # Disable: a random slot with PP for random(1, 9) turns (checked in BeforeMove, by move id)
+    "disable": ("disable",),
+    # Thrash, Petal Dance: locked for random(2, 4) uses, then confused
+    "thrash": ("thrash", "petaldance"),
+    # Rage (locked, its accuracy stored; Attack +1 each time it is hit), Bide (stores
+    # lastDamage for random(2, 4) turns, then hits for twice that)
+    "rage": ("rage",),
+    "bide": ("bide",),
 }
+
+# The moves ``lockstep --teams moves`` concentrates on by default: those whose code is the most
+# recent (after the first 131), so that every one of them meets the rest of the engine often.
+FOCUS_DEFAULT: tuple[str, ...] = (
+    FAMILIES["copy"] + FAMILIES["noeffect"] + FAMILIES["residual"] + FAMILIES["twoturn"][1:]
+    + FAMILIES["disable"] + FAMILIES["thrash"] + FAMILIES["rage"] + FAMILIES["bide"]) + (
+    "payday", "fissure", "guillotine", "horndrill", "minimize", "defensecurl", "dreameater")
 
 SUPPORTED_MOVES: tuple[str, ...] = tuple(m for ms in FAMILIES.values() for m in ms)
 FAMILY_OF: dict[str, str] = {m: f for f, ms in FAMILIES.items() for m in ms}
@@ -132,15 +161,34 @@ for _m in SKIP_LASTDAMAGE_IDS:
 # Moves with their own ``onHit`` / ``onTryHit`` in the engine (ids, for ``jnp`` comparisons).
 ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboiled", "rest",
                                   "struggle", "jumpkick", "highjumpkick",
-                                  "counter", "substitute")}
-# scripts.ts TWO_TURN_MOVES that the engine plays (Dig and Fly also need invulnerability, Solar
-# Beam / Razor Wind / Skull Bash their own onTryMove)
+                                  "counter", "substitute", "mimic", "mirrormove",
+                                  "transform", "conversion", "leechseed", "dreameater",
+                                  "toxic", "haze", "swift", "disable", "rage", "bide")}
+# scripts.ts TWO_TURN_MOVES (mods/gen1/moves.ts: the same onTryMove for all six)
 TWO_TURN = np.zeros(T.N_MOVES, np.bool_)
-TWO_TURN[T.MOVE_IDS["skyattack"]] = True
+for _m in ("dig", "fly", "razorwind", "skullbash", "skyattack", "solarbeam"):
+    TWO_TURN[T.MOVE_IDS[_m]] = True
+# Dig and Fly's charge turn also adds ``invulnerability`` (conditions.ts: only Swift and Transform
+# hit the Pokemon then)
+INVULNERABLE_CHARGE = np.zeros(T.N_MOVES, np.bool_)
+for _m in ("dig", "fly"):
+    INVULNERABLE_CHARGE[T.MOVE_IDS[_m]] = True
 # move.self.volatileStatus === 'mustrecharge' (Hyper Beam)
 SELF_RECHARGE = np.zeros(T.N_MOVES, np.bool_)
 for _name, _move in T.MOVES.items():
     SELF_RECHARGE[_move["num"]] = (_move.get("self") or {}).get("volatileStatus") == "mustrecharge"
+
+# ``sim/battle.ts calculatePP(move, ppUps)`` for ppUps 3 (a set's own move slots) and 0 (Mimic or
+# Transform into a slot the set has no move for): pp * (5 + ppUps) / 5, minus ppUps for a 40-PP
+# move in gen <= 2; and Transform's ``min(5, move.pp)``
+MAXPP_UPS3 = (T.MOVE_PP.astype(np.int32) * 8 // 5 - 3 * (T.MOVE_PP == 40)).astype(np.uint8)
+MAXPP_UPS0 = T.MOVE_PP.astype(np.uint8)
+TRANSFORM_PP = np.minimum(T.MOVE_PP, 5).astype(np.uint8)
+
+# move.self.volatileStatus === 'lockedmove' (Thrash, Petal Dance)
+LOCKS = np.zeros(T.N_MOVES, np.bool_)
+for _name, _move in T.MOVES.items():
+    LOCKS[_move["num"]] = (_move.get("self") or {}).get("volatileStatus") == "lockedmove"
 
 # Type-based status immunity in Gen 1 (``Dex.forGen(1).getImmunity(status, types)``): only
 # Poison types resist poison; no type resists par/brn/frz/slp in Gen 1 (``mods/gen1/typechart``

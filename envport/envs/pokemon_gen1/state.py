@@ -6,7 +6,8 @@ Layout (structure of arrays; a batch of battles adds leading axes to every leaf)
   ``side.team``): what Showdown keeps per Pokemon (``sim/pokemon.ts``): species, level, HP, the
   permanent stats (``baseStoredStats``), the modified stats (Gen 1's ``modifiedStats``, which
   keep the paralysis/burn penalties), current types, move slots (id, PP, max PP), status and its
-  counters, fainted, Showdown's current position (what ``switch N`` counts).
+  counters, fainted, Showdown's current position (what ``switch N`` counts), and the set's Speed
+  IV/EV (``setSpecies`` caches the Speed of a Transform from them).
 * :class:`Active` ``[2]``: what only the active Pokemon has: stat stages, ``storedStats``
   (changed by Transform), the transformed species, last move, Transform/Mimic's separate base
   move slots, and every Gen 1 volatile with its counters (``data/mods/gen1/conditions.ts``,
@@ -71,6 +72,8 @@ VOLATILES = (
 )
 VOLATILE_BIT: dict[str, int] = {v: 1 << i for i, v in enumerate(VOLATILES)}
 
+DEFAULT_SPE_IV, DEFAULT_SPE_EV = 30, 255
+
 WINNER_NONE, WINNER_P1, WINNER_P2, WINNER_TIE = 0, 1, 2, 3
 
 
@@ -95,6 +98,8 @@ class Team:
     status_by_ally: Array  # bool: statusState.source is on this side (Rest): Sleep Clause
     fainted: Array  # bool
     position: Array  # uint8: Showdown's current slot in side.pokemon (0 = active)
+    spe_iv: Array  # uint8: the set's Speed IV (after Gen 1's ``&= 30``)
+    spe_ev: Array  # uint8: the set's Speed EV (stat experience); with spe_iv: Transform's speed
 
 
 @pytree_dataclass
@@ -171,6 +176,7 @@ LAYOUT: dict[str, dict[str, tuple[Any, tuple[int, ...]]]] = {
         "pp": (np.uint8, (4,)), "maxpp": (np.uint8, (4,)), "status": (np.uint8, ()),
         "sleep_turns": (np.int8, ()), "sleep_start": (np.int8, ()),
         "status_by_ally": (np.bool_, ()), "fainted": (np.bool_, ()), "position": (np.uint8, ()),
+        "spe_iv": (np.uint8, ()), "spe_ev": (np.uint8, ()),
     },
     "active": {
         "slot": (np.int8, ()), "species": (np.uint8, ()), "transformed": (np.bool_, ()),
@@ -225,7 +231,11 @@ def empty(xp: Any = np) -> Battle:
 
     active = group("active")
     active["slot"] = xp.full((N_SIDES,), -1, np.int8)
-    return Battle(team=Team(**group("team")), active=Active(**active), side=Side(**group("side")),
+    team = group("team")
+    # the random-battle sets' Speed DV 15 and stat experience 255 (reference.gen1_set)
+    team["spe_iv"] = xp.full((N_SIDES, TEAM_SIZE), DEFAULT_SPE_IV, np.uint8)
+    team["spe_ev"] = xp.full((N_SIDES, TEAM_SIZE), DEFAULT_SPE_EV, np.uint8)
+    return Battle(team=Team(**team), active=Active(**active), side=Side(**group("side")),
                   **group("battle"))
 
 

@@ -1,0 +1,63 @@
+"""The move families added after the first 131 moves, each in lockstep with the real Showdown.
+
+``lockstep --teams moves`` builds teams of any species whose move slots are half drawn from the
+focused moves, so that those moves meet each other and the rest of the engine often; every step
+compares the whole comparable state (PRNG words included), the legal choices and the draw tape
+with Showdown's. Each test also checks, from Showdown's own log, that the focused moves were
+really used, so that a family cannot pass by not being played. The jitted step is the one
+compiled for the whole test folder (``engine.compiled``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from envport.envs.pokemon_gen1 import lockstep as L
+from envport.envs.pokemon_gen1 import moves as MV
+from envport.envs.pokemon_gen1 import state as S
+
+# (focus, battles, seed): small batches; a family's moves must each appear in Showdown's log
+FAMILY_RUNS = [
+    ("copy", 2, 31),  # Mimic, Mirror Move, Transform, Conversion
+    ("residual,noeffect", 2, 32),  # Toxic, Leech Seed, Haze; Splash, Teleport, Roar, Whirlwind
+    ("twoturn,disable", 2, 33),  # the six two-turn moves (Dig / Fly invulnerable), Disable
+    ("thrash,payday,fissure,guillotine,horndrill,minimize,defensecurl,dreameater", 2, 34),
+]
+
+
+def _check(summary: L.Summary, focus: str) -> None:
+    assert summary.diverged == 0, "\n".join(d.describe() for d in summary.divergences)
+    # a battle that Showdown itself cannot go on with is compared up to that point only
+    assert summary.identical + summary.showdown_errors == summary.battles
+    assert summary.identical >= summary.battles - 1
+    used = {m: summary.moves_used[m] for m in L.focus_moves(focus)}
+    assert all(n > 0 for n in used.values()), f"focused moves never used: {used}"
+
+
+@pytest.mark.parametrize(("focus", "battles", "seed"), FAMILY_RUNS)
+def test_family_in_lockstep_with_showdown(worker, focus, battles, seed):
+    summary = L.run(battles, seed=seed, teams="moves", moves=focus, worker=worker)
+    _check(summary, focus)
+    assert summary.turns > 30 * battles
+
+
+def test_focus_moves_reads_ids_and_families():
+    assert L.focus_moves("copy") == MV.FAMILIES["copy"]
+    assert L.focus_moves("toxic, copy,toxic") == ("toxic",) + MV.FAMILIES["copy"]
+    assert L.focus_moves(None) == MV.FOCUS_DEFAULT
+    with pytest.raises(ValueError, match="nosuchmove"):
+        L.focus_moves("nosuchmove")
+    unsupported = sorted(set(MV.T.MOVE_IDS) - set(MV.FAMILY_OF) - {"struggle"})
+    with pytest.raises(ValueError, match=unsupported[0]):
+        L.focus_moves(unsupported[0])
+    with pytest.raises(ValueError, match="--moves needs --teams moves"):
+        L.run(1, teams="pool", moves="copy")
+    with pytest.raises(ValueError, match="--teams"):
+        L.run(1, teams="nosuch")
+
+
+def test_default_focus_is_supported_and_the_state_fits_one_kib():
+    MV.check_supported(MV.FOCUS_DEFAULT, "FOCUS_DEFAULT")
+    assert S.nbytes(S.empty()) <= 1024
+    # the pool of gen1randombattle is fully played now
+    assert MV.unsupported(MV.T.POOL_MOVES) == []
