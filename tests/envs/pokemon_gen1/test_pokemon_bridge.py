@@ -35,10 +35,11 @@ ALL_MOVES = sorted(m for m in T.MOVES if m != "struggle")
 def test_the_state_is_under_one_kib_and_has_its_dtypes():
     state = S.empty()
     S.check_dtypes(state)
-    assert S.nbytes(state) == 734 <= 1024
+    one = S.nbytes(state)
+    assert 0 < one <= 1024  # the limit per battle
     batch = S.stack([state, state, state])
     S.check_dtypes(batch, (3,))
-    assert S.nbytes(batch) == 3 * 734
+    assert S.nbytes(batch) == 3 * one
 
 
 def test_the_state_is_a_pytree_jax_can_carry():
