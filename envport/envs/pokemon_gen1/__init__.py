@@ -44,8 +44,9 @@ def _creation_check() -> None:
     check_creation(40, 0)
 
 
-COMPONENTS: dict[str, Callable[[], None]] = {**{name: functools.partial(_mechanics_check, name) for name in MECHANICS_CHECKS},
-              "create": _creation_check}
+COMPONENTS: dict[str, Callable[[], None]] = {
+    **{name: functools.partial(_mechanics_check, name) for name in MECHANICS_CHECKS},
+    "create": _creation_check}
 
 SPEC = EnvSpec(
     name="pokemon-gen1",

@@ -2,15 +2,16 @@
 
 * :class:`PokemonGen1` (JAX): the state is the battle (:class:`state.Battle`, Showdown's LCG
   included) plus ``seen`` (which Pokemon each side has shown); the action is ``int32[2]``, both
-  players' choices (``engine``: 0-3 moves, 5-9 switch to request position 1-5, 10 none); a choice
-  the request does not allow is replaced by the side's first legal one (Showdown would refuse
-  it). ``reset(key)`` samples both teams uniformly from the committed pool of Showdown's own
-  ``Teams.generate`` teams (``create.TeamPool``) and the four LCG seed words from the key, then
-  builds Showdown's start (``create.create``). The step is deterministic given the state: the
-  randomness is Showdown's LCG inside it, so ``sample_draws`` is empty. Reward: player 1's (+1 win,
-  -1 loss, 0 tie or unfinished; player 2's is its negation), ``terminated`` at the battle's end.
-  ``info["action_mask"]``: ``bool[2, 11]``, the legal choices after the step (also the last
-  columns of each observation row).
+  players' choices (``engine``: 0-3 moves, 5-9 switch to request position 1-5, 10 none); a choice c
+  the request does not allow plays the side's legal choice number ``c mod n`` of its n legal ones
+  (``spec_support.resolve``; Showdown would refuse it), on both sides. ``reset(key)`` samples both
+  teams uniformly from the committed pool of Showdown's own ``Teams.generate`` teams
+  (``create.TeamPool``) and the four LCG seed words from the key, then builds Showdown's start
+  (``create.create``). The step is deterministic given the state: the randomness is Showdown's LCG
+  inside it, so ``sample_draws`` is empty. Reward: player 1's (+1 win, -1 loss, 0 tie or
+  unfinished; player 2's is its negation), ``terminated`` at the battle's end.
+  ``info["action_mask"]``: ``bool[2, 11]``, the legal choices after the step (also the last columns
+  of each observation row).
 * :class:`ShowdownReference`: one battle of the real Showdown (``reference.ShowdownBattle``).
   ``reset(seed)``: teams from ``Teams.generate`` with seeds derived from ``seed`` (the next
   derived seed while a team holds a move the engine does not play), battle seed derived from it.
@@ -70,6 +71,11 @@ class JointChoice(Space):
 
     def sample(self, key: Array) -> Array:
         return jax.random.randint(key, self.shape, 0, E.N_CHOICES, dtype=self.dtype)
+
+    def from_bits(self, bits: Array) -> Array:
+        """``envport bench``'s random actions: one uint32 word per env -> ``int32[n, 2]``."""
+        both = jnp.stack([bits & 0xFFFF, bits >> 16], axis=-1)
+        return (both % jnp.uint32(E.N_CHOICES)).astype(self.dtype)
 
     def contains(self, x: Any) -> Array:
         x = jnp.asarray(x)
@@ -344,31 +350,28 @@ def _team_events(species: np.ndarray, level: np.ndarray) -> dict[str, np.ndarray
 
 
 def reference_team_events(n: int, seed: int) -> dict[str, np.ndarray]:
-    """p1's team of ``n`` fresh Showdown ``Teams.generate`` teams (supported ones only, as the
-    reference's reset keeps them)."""
-    from envport.envs.pokemon_gen1.reference import ShowdownWorker, seed_words
+    """p1's team of ``n`` battles as a reset should start them: a pool entry drawn uniformly
+    (numpy), its team generated afresh by Showdown's ``Teams.generate`` from the entry's seed.
+    Both sides then sample the same finite population (a two-sample test against fresh seeds
+    would count the pool's own sampling error as a difference: the pool is a fixed sample)."""
+    from envport.envs.pokemon_gen1.reference import ShowdownWorker
 
+    pool = C.pool(True)
+    idx = np.random.default_rng(seed).integers(0, len(pool), n)
     species: list[np.ndarray] = []
     level: list[np.ndarray] = []
     with ShowdownWorker() as w:
-        i = 0
-        while len(species) < n:
-            batch = [seed_words(derive_seed(seed, i + k), 1) for k in range(256)]
-            i += 256
-            replies = w.request([{"op": "generate_team", "seed": s, "format": "gen1randombattle"}
-                                 for s in batch])
-            for r in replies:
-                team = r["result"]["team"]
-                if MV.unsupported(C._to_id(m) for s in team for m in s["moves"]):
-                    continue
-                a = C.team_arrays(team)
-                species.append(a["species"])
-                level.append(a["level"])
-    return _team_events(np.stack(species[:n]), np.stack(level[:n]))
+        replies = w.request([{"op": "generate_team", "seed": [int(x) for x in pool.seeds[i]],
+                              "format": "gen1randombattle"} for i in idx])
+    for r in replies:
+        a = C.team_arrays(r["result"]["team"])
+        species.append(a["species"])
+        level.append(a["level"])
+    return _team_events(np.stack(species), np.stack(level))
 
 
 def translation_team_events(n: int, seed: int) -> dict[str, np.ndarray]:
-    """p1's team of ``n`` JAX resets (pool samples), read from the reset battles."""
+    """p1's team of ``n`` JAX resets, read from the reset battles."""
     env = PokemonGen1()
     keys = jax.random.split(jax.random.key(seed), n)
     team = jax.jit(jax.vmap(lambda k: env.reset(k)[0].battle.team))(keys)

@@ -134,16 +134,21 @@ def mask_from_request(request: Mapping[str, Any] | None, ended: bool) -> np.ndar
 
 
 def resolve(choices: Any, masks: Any, xp: Any = np) -> Any:
-    """Each side's choice if its mask allows it, else its first legal choice (NO_CHOICE when
-    nothing is legal): the environment never hands Showdown a choice it would refuse."""
+    """Each side's choice if its mask allows it; else the legal choice number ``c mod n`` (of
+    its n legal ones, in choice order), NO_CHOICE when nothing is legal. The environment never
+    hands Showdown a choice it would refuse, and uniformly random actions stay close to uniform
+    over the legal ones (``envport bench``'s random actions)."""
     choices = xp.asarray(choices).astype(np.int32)
     masks = xp.asarray(masks, bool)
     c = xp.clip(choices, 0, E.N_CHOICES - 1)
     ok = (choices >= 0) & (choices < E.N_CHOICES) & xp.take_along_axis(
         masks, c[..., None], axis=-1)[..., 0]
-    first = xp.argmax(masks, axis=-1).astype(np.int32)
-    first = xp.where(masks.any(-1), first, E.NO_CHOICE)
-    return xp.where(ok, c, first).astype(np.int32)
+    n = masks.sum(-1).astype(np.int32)
+    k = xp.remainder(choices, xp.maximum(n, 1))
+    rank = xp.cumsum(masks.astype(np.int32), axis=-1) - 1
+    pick = xp.argmax(masks & (rank == k[..., None]), axis=-1).astype(np.int32)
+    other = xp.where(n > 0, pick, E.NO_CHOICE)
+    return xp.where(ok, c, other).astype(np.int32)
 
 
 # ---- the observation -----------------------------------------------------------------------------
