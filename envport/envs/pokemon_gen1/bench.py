@@ -33,6 +33,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from envport.envs.pokemon_gen1 import create as C
 from envport.envs.pokemon_gen1 import engine as E
@@ -137,11 +138,17 @@ def showdown_row(seconds: float = 10.0) -> dict[str, Any]:
 
 
 def memory() -> dict[str, int]:
+    """Bytes of one battle state and of one environment state (shapes only: nothing runs)."""
     from envport.envs.pokemon_gen1.env import PokemonGen1
 
     env = PokemonGen1()
-    state, _ = jax.jit(env.reset)(jax.random.key(0))
-    return {"battle_bytes": S.nbytes(state.battle), "env_state_bytes": S.nbytes(state)}
+    state, _ = jax.eval_shape(env.reset, jax.random.key(0))
+
+    def size(tree: Any) -> int:
+        return int(sum(np.prod(x.shape) * np.dtype(x.dtype).itemsize
+                       for x in jax.tree_util.tree_leaves(tree)))
+
+    return {"battle_bytes": size(state.battle), "env_state_bytes": size(state)}
 
 
 def run(batch_sizes: Sequence[int] = BATCH_SIZES, seconds: float = 10.0, repeats: int = 2,
