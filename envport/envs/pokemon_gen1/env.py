@@ -24,10 +24,12 @@
 
 from __future__ import annotations
 
+import atexit
 import collections
 import functools
 import hashlib
 import json
+import weakref
 import zlib
 from collections.abc import Mapping
 from typing import Any
@@ -179,6 +181,17 @@ def _digest(state: Mapping[str, Any]) -> bytes:
     return h.digest()
 
 
+_LIVE: weakref.WeakSet[ShowdownReference] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    # The verifier never closes references; a worker left to interpreter finalization is killed
+    # from __del__ while its reader threads hold stdout's lock, and Python aborts.
+    for ref in list(_LIVE):
+        ref.close()
+
+
 class ShowdownReference:
     """One Showdown battle behind the Reference protocol (see the module docstring)."""
 
@@ -188,6 +201,7 @@ class ShowdownReference:
         from envport.envs.pokemon_gen1.reference import ShowdownBattle
 
         self.battle = ShowdownBattle(worker)
+        _LIVE.add(self)
         self._json: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
         self._state: RefState = {}
         self._tape: list[dict] = []
