@@ -15,8 +15,10 @@ with two new teams whenever one ends.
   ``vmap``, and an ended battle replaced by a fresh one (``create.create`` of two pool teams and a
   new seed). Compilation excluded (a warm-up run), the best of ``--repeats`` timed runs.
 
-Turns are Showdown's turn counter of each finished battle (as ``selfplay`` counts them), battles
-those finished in the timed window; ``steps`` (requests answered) for the JAX side. Memory:
+Turns: Showdown's ``selfplay`` adds each finished battle's final turn counter; the JAX side counts
+the turn increments of every step in the timed window plus one per finished battle (the same
+count in the long run, without waiting for a batch of battles to finish); battles are those
+finished in the window; ``steps`` (requests answered) for the JAX side. Memory:
 ``state.nbytes`` of one battle (and of the env state with its ``seen`` mask).
 
 ``envport bench pokemon-gen1`` uses :func:`reference_throughput` for the reference row.
@@ -68,7 +70,9 @@ def make_loop(pool: C.TeamPool) -> Any:
         c2 = _policy(k2, E.legal_mask(b, 1))
         nb = E.step(b, c1, c2)
         done = nb.ended
-        turns = jnp.where(done, nb.turn.astype(jnp.int32), 0)
+        # turns played in this step, and Showdown's count of a finished battle (its final
+        # battle.turn) exceeds its increments by the first turn
+        turns = (nb.turn - b.turn).astype(jnp.int32) + done.astype(jnp.int32)
         fresh = _fresh(pool, k3)
         nb = jax.tree_util.tree_map(lambda f, x: jnp.where(done, f, x), fresh, nb)
         return nb, done, turns
