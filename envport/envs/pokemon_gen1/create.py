@@ -140,16 +140,28 @@ def _battle_before_start(teams: Teams, seed_state: Array) -> S.Battle:
     side = type(b.side)(**{**vars(b.side),
                            "pokemon_left": present.sum(-1).astype(b.side.pokemon_left.dtype),
                            "last_selected_move": nomove, "last_enemy_selected_move": nomove})
-    return type(b)(**{**vars(b), "team": team, "side": side,
-                      "prng": jnp.asarray(seed_state, jnp.uint32)})
+    out = type(b)(**{**vars(b), "team": team, "side": side,
+                     "prng": jnp.asarray(seed_state, jnp.uint32)})
+    # every leaf made a function of the seed (adding zero): under shard_map a leaf left constant
+    # would not vary along the batch, and the engine's loop carries must keep their types
+    z = jnp.asarray(seed_state, jnp.uint32)[..., 0] * jnp.uint32(0)
+
+    def varying(x: Array) -> Array:
+        zero = z.reshape(z.shape + (1,) * (x.ndim - z.ndim))
+        return x | (zero != 0) if x.dtype == jnp.bool_ else x + zero.astype(x.dtype)
+
+    return jax.tree_util.tree_map(varying, out)
 
 
 def _start(b: S.Battle) -> tuple[S.Battle, dict[str, Array]]:
     st = E._unpack(b)
-    ctx = E._ctx(st, speed=jnp.zeros(2, jnp.int32), live=jnp.asarray(True),
-                 ftt=jnp.zeros(2, bool), tn=jnp.asarray(0, jnp.int32),
-                 tfrom=jnp.full(E.TAPE_SIZE, E.NONE, jnp.int32),
-                 tto=jnp.full(E.TAPE_SIZE, E.NONE, jnp.int32))
+    # the carry's constants derived from the seed, so that under shard_map they vary along the
+    # batch like the state (a fori_loop carry must keep its type)
+    z = (jnp.asarray(b.prng[0]) * jnp.uint32(0)).astype(jnp.int32)
+    ctx = E._ctx(st, speed=jnp.zeros(2, jnp.int32) + z, live=z == 0,
+                 ftt=jnp.zeros(2, bool) | (z != 0), tn=z,
+                 tfrom=jnp.full(E.TAPE_SIZE, E.NONE, jnp.int32) + z,
+                 tto=jnp.full(E.TAPE_SIZE, E.NONE, jnp.int32) + z)
     # the start action: switchIn(side.pokemon[0], 0) for p1, then p2 (no old active)
     for s in (0, 1):
         ctx = E.aset(ctx, "slot", s, 0)
