@@ -54,11 +54,14 @@ REFERENCE_MAX_BATCH = 4096
 
 def actions_from_bits(space: Space, bits: Array) -> Array:
     """Uniform random actions of ``space`` from uniform uint32 ``bits`` (one word per env).
+    A space of another kind may define ``from_bits(bits) -> actions`` for this.
 
     ``bits % n`` has a modulo bias of at most n / 2**32, irrelevant for a benchmark.
     """
     if isinstance(space, Discrete):
         return (bits % jnp.uint32(space.n)).astype(space.dtype)
+    if hasattr(space, "from_bits"):  # a space of its own (pokemon-gen1's joint choice)
+        return space.from_bits(bits)
     if isinstance(space, Box):
         # Same finite clamp as Box.sample: an unbounded Box has no uniform distribution.
         lo, hi = max(space.low, -1e6), min(space.high, 1e6)

@@ -1,12 +1,74 @@
-"""pokemon-gen1 (in progress): Gen 1 singles battles, verified against Pokemon Showdown.
+"""pokemon-gen1: Gen 1 singles random battles in JAX, verified against Pokemon Showdown 0.11.11.
 
-So far: the reference side (the pinned Showdown under Node: ``reference.py``,
-``reference/worker.js``; the tables generated from it, ``data/`` and ``tables.py``; Showdown's
-PRNG in JAX, ``prng.py``; a text renderer), slice 2: the fixed-size battle state (``state.py``),
-the bridge from Showdown's state (``bridge.py``), the Gen 1 mechanics as pure JAX functions
-(``mechanics.py``) and their L1 component checks against Showdown (``components.py``), and slice
-3: the turn loop in JAX (``engine.py``, supported moves in ``moves.py``) with L3 lockstep battles
-against Showdown (``lockstep.py``). There is deliberately no ``SPEC`` yet: the engine plays full
-battles, but the environment around it (battle creation in JAX, per-player observations and
-rewards, the two-player verifier hooks) is the next step (README.md).
+The reference side (the pinned Showdown under Node: ``reference.py``, ``reference/worker.js``;
+the tables generated from it, ``data/`` and ``tables.py``; Showdown's PRNG in JAX, ``prng.py``),
+the fixed-size battle state (``state.py``), the bridge from Showdown's state (``bridge.py``), the
+Gen 1 mechanics (``mechanics.py``) with their L1 component checks (``components.py``), the turn
+loop (``engine.py``, supported moves in ``moves.py``) with L3 lockstep battles (``lockstep.py``),
+battle creation from two teams and an LCG seed (``create.py``, teams sampled in JAX from a
+committed pool of Showdown's own ``Teams.generate`` teams), and the environment around it
+(``env.py``: two players' joint action ``int32[2]``, per-player observations ``float32[2, D]``
+with the opponent as revealed, legal masks in ``info["action_mask"]``, player 1's reward; the
+Showdown reference adapter and the bridge; ``spec_support.py``) and the benchmark (``bench.py``).
+
+Only the moves of ``moves.SUPPORTED_MOVES`` are played: the team pool and the reference's resets
+keep the teams whose moves are all supported (README.md, "Environment").
 """
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from envport.core.registry import Benchmark, EnvSpec, Verification, lazy
+
+_make = lazy("envport.envs.pokemon_gen1.env:PokemonGen1")
+_make_reference = lazy("envport.envs.pokemon_gen1.env:ShowdownReference")
+_make_bridge = lazy("envport.envs.pokemon_gen1.env:PokemonBridge")
+
+# components.CHECKS (tests/envs/pokemon_gen1/test_env.py checks this list against it), named here
+# so that listing environments imports neither JAX nor Node.
+MECHANICS_CHECKS = ("stats", "boosts", "types", "crit", "damage", "accuracy", "move_hit",
+                    "worked_examples")
+
+
+def _mechanics_check(name: str) -> None:
+    from envport.envs.pokemon_gen1.components import component_checks
+
+    component_checks()[name]()
+
+
+def _creation_check() -> None:
+    from envport.envs.pokemon_gen1.create import check_creation
+
+    check_creation(40, 0)
+
+
+COMPONENTS: dict[str, Callable[[], None]] = {
+    **{name: functools.partial(_mechanics_check, name) for name in MECHANICS_CHECKS},
+    "create": _creation_check}
+
+SPEC = EnvSpec(
+    name="pokemon-gen1",
+    summary="Gen 1 singles random battles (two players, joint action), Showdown's rules and LCG",
+    reference="pokemon-showdown 0.11.11 under Node (gen1randombattle; in-process worker)",
+    make=_make,
+    make_reference=_make_reference,
+    make_bridge=_make_bridge,
+    verification=Verification(
+        tolerance_note=("exact: every leaf of the battle state (with the leaves Showdown's "
+                        "state does not hold at rest), the 4 LCG words, seen Pokemon, both legal "
+                        "masks, observations and rewards bit-identical"),
+        scripted_policy=lazy("envport.envs.pokemon_gen1.env:scripted_policy"),
+        legal_action=lazy("envport.envs.pokemon_gen1.env:legal_action"),
+        state_bins=lazy("envport.envs.pokemon_gen1.env:state_bins"),
+        max_rollout_steps=3000,
+        sample_reference_events=lazy("envport.envs.pokemon_gen1.env:reference_team_events"),
+        sample_translation_events=lazy("envport.envs.pokemon_gen1.env:translation_team_events"),
+        components=COMPONENTS,
+    ),
+    benchmark=Benchmark(
+        reference_throughput=lazy("envport.envs.pokemon_gen1.bench:reference_throughput"),
+        batch_sizes=(1, 16, 256, 1024, 4096)),
+    status="verified (supported moves only)",
+)

@@ -29,7 +29,11 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 DUMP_JS = REFERENCE_DIR / "dump_dex.js"
 GENERATED_BY = "python -m envport.envs.pokemon_gen1.generate_data"
 FILES = ("species.json", "moves.json", "typechart.json", "random_battle_sets.json",
-         "LICENSE.showdown")
+         "team_pool.json", "LICENSE.showdown")
+# The pool of Teams.generate teams that reset(key) samples from (create.TeamPool): team i is
+# Teams.generate('gen1randombattle', {seed: seed_words(i, POOL_PART)}).
+POOL_SIZE = 1024
+POOL_PART = 3
 
 
 def dump_dex() -> dict[str, Any]:
@@ -97,11 +101,40 @@ def render(table: dict[str, Any]) -> str:
     return text
 
 
+def team_pool(size: int = POOL_SIZE) -> dict[str, Any]:
+    """``size`` teams of Showdown's own ``Teams.generate`` (through the worker), each written
+    compactly (``create.format_set``) beside its seed; every entry is checked to rebuild the
+    generated team exactly (``Teams.pack`` of the parsed sets equals the generated packing)."""
+    from envport.envs.pokemon_gen1.create import format_set, parse_set
+    from envport.envs.pokemon_gen1.reference import ShowdownWorker, gen1_set, seed_words
+
+    seeds = [seed_words(i, POOL_PART) for i in range(size)]
+    with ShowdownWorker() as w:
+        generated = w.request([{"op": "generate_team", "seed": s, "format": "gen1randombattle"}
+                               for s in seeds])
+        results = [w._result(r, {"op": "generate_team"}) for r in generated]
+        texts = [";".join(format_set(s) for s in r["team"]) for r in results]
+        rebuilt = [[gen1_set(x["species"], x["moves"], level=x["level"], ivs=x["ivs"],
+                             evs=x["evs"]) for x in map(parse_set, t.split(";"))] for t in texts]
+        packed = w.request([{"op": "pack_team", "team": t} for t in rebuilt])
+        for i, (r, p) in enumerate(zip(results, packed, strict=True)):
+            mine = w._result(p, {"op": "pack_team"})["packed"]
+            if mine != r["packed"]:
+                raise RuntimeError(f"pool team {i} does not rebuild: {mine} != {r['packed']}")
+    return {"showdown_version": SHOWDOWN_VERSION, "generated_by": GENERATED_BY,
+            "source": "Teams.generate('gen1randombattle', {seed}) (sim/teams.ts, "
+                      "data/random-battles/gen1/teams.ts)",
+            "note": f"[seed words, team]: seed = reference.seed_words(i, {POOL_PART}); a team is "
+                    "';'-separated sets species:level:moves[:ivs:evs] (absent: IV 30, EV 255)",
+            "teams": [[",".join(map(str, s)), t] for s, t in zip(seeds, texts, strict=True)]}
+
+
 def generate() -> dict[str, str]:
     """File name -> the text it should have, from the installed package (the tables are
     Showdown's data, MIT-licensed: its notice is written beside them)."""
     dump = dump_dex()
     files = {name: render(table) for name, table in tables(dump).items()}
+    files["team_pool.json"] = render(team_pool())
     files["LICENSE.showdown"] = dump["license"]
     return files
 

@@ -1,0 +1,268 @@
+"""Showdown in-process vs the JAX engine batched: turns/s and battles/s in one run.
+
+    python -m envport.envs.pokemon_gen1.bench [--seconds 10] [--batch-sizes 1 16 256 1024 4096]
+                                              [--json out.json] [--plot out.png]
+
+Both sides play the spec's baseline loop (section 6): random legal players, a uniformly random
+usable move, a uniformly random switch only when forced (no voluntary switches), a new battle
+with two new teams whenever one ends.
+
+* **Showdown**: the worker's ``selfplay`` op, the loop inside one Node process (no Python, no
+  JSON per turn), ``Teams.generate`` per battle (every team, also those with moves the engine does
+  not play);
+* **JAX**: ``B`` battles as one batched state; one jitted ``fori_loop`` of steps, each: both
+  sides' ``engine.legal_mask``, the policy above from ``jax.random`` bits, ``engine.step`` under
+  ``vmap``, and an ended battle replaced by a fresh one (``create.create`` of two pool teams and a
+  new seed). Compilation excluded (a warm-up run), the best of ``--repeats`` timed runs.
+
+Turns: Showdown's ``selfplay`` adds each finished battle's final turn counter; the JAX side counts
+the turn increments of every step in the timed window plus one per finished battle (the same
+count in the long run, without waiting for a batch of battles to finish); battles are those
+finished in the window; ``steps`` (requests answered) for the JAX side. Memory:
+``state.nbytes`` of one battle (and of the env state with its ``seen`` mask).
+
+``envport bench pokemon-gen1`` uses :func:`reference_throughput` for the reference row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envport.envs.pokemon_gen1 import create as C
+from envport.envs.pokemon_gen1 import engine as E
+from envport.envs.pokemon_gen1 import prng
+from envport.envs.pokemon_gen1 import state as S
+
+BATCH_SIZES = (1, 16, 256, 1024, 4096)
+
+
+def _policy(key: jax.Array, mask: jax.Array) -> jax.Array:
+    """One side: a uniformly random legal move if it has one, else a random legal choice (a
+    forced switch, or NO_CHOICE while it waits)."""
+    moves = mask & (jnp.arange(E.N_CHOICES) < 4)
+    pick = jnp.where(moves.any(), moves, mask)
+    g = jax.random.gumbel(key, (E.N_CHOICES,))
+    return jnp.argmax(jnp.where(pick, g, -jnp.inf)).astype(jnp.int32)
+
+
+def _fresh(pool: C.TeamPool, key: jax.Array) -> S.Battle:
+    k1, k2 = jax.random.split(key)
+    idx = jax.random.randint(k1, (2,), 0, len(pool))
+    words = jax.random.randint(k2, (4,), 0, 1 << 16).astype(jnp.uint32)
+    return C.create(pool.teams(idx[0], idx[1]), prng.seed_state(words))
+
+
+def make_loop(pool: C.TeamPool) -> Any:
+    """Jitted ``(battles, key, steps) -> (battles, finished, turns, steps)`` over a batch."""
+
+    def one(b: S.Battle, key: jax.Array) -> tuple[S.Battle, jax.Array, jax.Array]:
+        k1, k2, k3 = jax.random.split(key, 3)
+        c1 = _policy(k1, E.legal_mask(b, 0))
+        c2 = _policy(k2, E.legal_mask(b, 1))
+        nb = E.step(b, c1, c2)
+        done = nb.ended
+        # turns played in this step, and Showdown's count of a finished battle (its final
+        # battle.turn) exceeds its increments by the first turn
+        turns = (nb.turn - b.turn).astype(jnp.int32) + done.astype(jnp.int32)
+        fresh = _fresh(pool, k3)
+        nb = jax.tree_util.tree_map(lambda f, x: jnp.where(done, f, x), fresh, nb)
+        return nb, done, turns
+
+    vone = jax.vmap(one)
+
+    def loop(battles: S.Battle, key: jax.Array, steps: jax.Array) -> tuple:
+        n = battles.turn.shape[0]
+
+        def body(t: jax.Array, carry: tuple) -> tuple:
+            b, finished, turns = carry
+            keys = jax.random.split(jax.random.fold_in(key, t), n)
+            b, done, tr = vone(b, keys)
+            return b, finished + done.sum(dtype=jnp.int32), turns + tr.sum(dtype=jnp.int32)
+
+        zero = jnp.zeros((), jnp.int32)
+        return jax.lax.fori_loop(0, steps, body, (battles, zero, zero))
+
+    return jax.jit(loop)
+
+
+def jax_rows(batch_sizes: Sequence[int], seconds: float = 10.0, repeats: int = 2,
+             seed: int = 0, progress: Any = None) -> list[dict[str, Any]]:
+    pool = C.pool(True)
+    loop = make_loop(pool)
+    rows = []
+    for n in batch_sizes:
+        key = jax.random.key(seed + n)
+        battles = jax.jit(jax.vmap(lambda k: _fresh(pool, k)))(jax.random.split(key, n))
+        t0 = time.perf_counter()
+        out = loop(battles, key, jnp.int32(4))  # compile + warm-up
+        jax.block_until_ready(out)
+        compile_s = time.perf_counter() - t0
+        # size the run: a probe of 16 steps, then about seconds / repeats per timed run
+        t0 = time.perf_counter()
+        jax.block_until_ready(loop(out[0], key, jnp.int32(16)))
+        per_step = (time.perf_counter() - t0) / 16
+        steps = max(32, int(seconds / repeats / max(per_step, 1e-6)))
+        best: dict[str, Any] | None = None
+        state = out[0]
+        for r in range(repeats):
+            t0 = time.perf_counter()
+            state, finished, turns = jax.block_until_ready(
+                loop(state, jax.random.fold_in(key, r + 1), jnp.int32(steps)))
+            dt = time.perf_counter() - t0
+            row = {"backend": "jax", "batch_size": n, "steps": steps, "seconds": dt,
+                   "battles": int(finished), "turns": int(turns),
+                   "battles_per_s": int(finished) / dt, "turns_per_s": int(turns) / dt,
+                   "steps_per_second": n * steps / dt, "compile_seconds": compile_s,
+                   "mode": f"jax {jax.default_backend()}, jit(vmap) fori_loop"}
+            if best is None or row["turns_per_s"] > best["turns_per_s"]:
+                best = row
+        assert best is not None
+        rows.append(best)
+        if progress:
+            progress(best)
+    return rows
+
+
+def showdown_row(seconds: float = 10.0) -> dict[str, Any]:
+    from envport.envs.pokemon_gen1.reference import ShowdownWorker
+
+    with ShowdownWorker(timeout=max(120.0, 3 * seconds)) as w:
+        r = w.selfplay(seconds)
+    return {"backend": "showdown", "batch_size": 1, "mode": "Node in-process selfplay, 1 core",
+            **r}
+
+
+def memory() -> dict[str, int]:
+    """Bytes of one battle state and of one environment state (shapes only: nothing runs)."""
+    from envport.envs.pokemon_gen1.env import PokemonGen1
+
+    env = PokemonGen1()
+    state, _ = jax.eval_shape(env.reset, jax.random.key(0))
+
+    def size(tree: Any) -> int:
+        return int(sum(np.prod(x.shape) * np.dtype(x.dtype).itemsize
+                       for x in jax.tree_util.tree_leaves(tree)))
+
+    return {"battle_bytes": size(state.battle), "env_state_bytes": size(state)}
+
+
+def run(batch_sizes: Sequence[int] = BATCH_SIZES, seconds: float = 10.0, repeats: int = 2,
+        progress: Any = None) -> dict[str, Any]:
+    load_before = os.getloadavg()
+    ref = showdown_row(seconds)
+    if progress:
+        progress(ref)
+    rows = jax_rows(batch_sizes, seconds, repeats, progress=progress)
+    best = max(rows, key=lambda r: r["turns_per_s"])
+    return {"env": "pokemon-gen1", "showdown": ref, "jax": rows,
+            "ratio_turns_best": best["turns_per_s"] / ref["turns_per_s"],
+            "ratio_battles_best": best["battles_per_s"] / ref["battles_per_s"],
+            "ratio_turns_per_batch": {str(r["batch_size"]): r["turns_per_s"] / ref["turns_per_s"]
+                                      for r in rows},
+            "memory": memory(),
+            "machine": {"cores": os.cpu_count(), "jax_backend": jax.default_backend(),
+                        "jax_version": jax.__version__,
+                        "load_average": {"before": load_before, "after": os.getloadavg()}}}
+
+
+def plot(result: dict[str, Any], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = result["jax"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.loglog([r["batch_size"] for r in rows], [r["turns_per_s"] for r in rows], "o-",
+              label="JAX engine, jit(vmap)")
+    ax.axhline(result["showdown"]["turns_per_s"], color="k", ls="--",
+               label="Showdown in-process (Node, 1 core)")
+    ax.set_xlabel("battles per batch")
+    ax.set_ylabel("turns / s")
+    ax.set_title("pokemon-gen1: random legal players")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def table(result: dict[str, Any]) -> str:
+    ref = result["showdown"]
+    lines = [f"{'backend':<10}{'batch':>7}{'battles/s':>12}{'turns/s':>12}{'steps/s':>12}"
+             f"{'vs Showdown':>13}",
+             f"{'showdown':<10}{1:>7}{ref['battles_per_s']:>12,.1f}{ref['turns_per_s']:>12,.0f}"
+             f"{'':>12}{1:>12.2f}x"]
+    for r in result["jax"]:
+        lines.append(f"{'jax':<10}{r['batch_size']:>7}{r['battles_per_s']:>12,.1f}"
+                     f"{r['turns_per_s']:>12,.0f}{r['steps_per_second']:>12,.0f}"
+                     f"{r['turns_per_s'] / ref['turns_per_s']:>12.2f}x")
+    m = result["memory"]
+    lines.append(f"best ratio (turns/s): {result['ratio_turns_best']:.1f}x; battle state "
+                 f"{m['battle_bytes']} bytes ({m['env_state_bytes']} with the env's seen mask); "
+                 f"load average {result['machine']['load_average']}")
+    return "\n".join(lines)
+
+
+# ---- envport bench's reference row ------------------------------------------------------------
+
+def reference_throughput(batch_sizes: list[int], steps: int) -> list[dict[str, Any]]:
+    """``Benchmark.reference_throughput``: Showdown's in-process selfplay (10 s), as env steps/s:
+    its turns/s times the requests answered per turn, counted (not timed) over 40 Python-driven
+    battles of the same random players (a turn, or the forced switches after a faint, is a step
+    of the environment)."""
+    import random
+
+    from envport.envs.pokemon_gen1.bench_reference import _choose, _new_battle
+    from envport.envs.pokemon_gen1.reference import ShowdownWorker
+
+    row = showdown_row(10.0)
+    rng = random.Random(0)
+    n_steps = n_turns = 0
+    with ShowdownWorker() as w:
+        for i in range(40):
+            last = _new_battle(w, rng, f"count-{i}")
+            while not last["ended"]:
+                last = w.choose(f"count-{i}", *_choose(rng, last["requests"]))
+                n_steps += 1
+            n_turns += last["turn"]
+            w.destroy(f"count-{i}")
+    per_turn = n_steps / n_turns
+    return [{"backend": "reference", "batch_size": 1, "steps_per_second":
+             row["turns_per_s"] * per_turn, "turns_per_s": row["turns_per_s"],
+             "battles_per_s": row["battles_per_s"], "steps_per_turn": per_turn,
+             "mode": "Showdown in-process selfplay (Node, 1 core), turns/s x steps per turn"}]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=10.0, help="per measurement")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--batch-sizes", type=int, nargs="+", default=list(BATCH_SIZES))
+    ap.add_argument("--json", help="write the result here")
+    ap.add_argument("--plot", help="write the turns/s plot here (PNG)")
+    args = ap.parse_args(argv)
+    if args.seconds <= 0 or args.repeats < 1 or min(args.batch_sizes) < 1:
+        raise ValueError("--seconds must be > 0, --repeats >= 1, --batch-sizes >= 1")
+    result = run(args.batch_sizes, args.seconds, args.repeats,
+                 progress=lambda r: print(f"  {r['backend']} batch {r['batch_size']}: "
+                                          f"{r['turns_per_s']:,.0f} turns/s", flush=True))
+    print(table(result))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+    if args.plot:
+        plot(result, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

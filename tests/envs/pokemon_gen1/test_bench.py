@@ -1,0 +1,54 @@
+"""The pokemon-gen1 benchmark's pieces: the random legal policy both sides play, the Showdown
+row, the memory figure; the full JAX timing (a compilation per batch size) is ``slow``."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from envport.envs.pokemon_gen1 import bench
+from envport.envs.pokemon_gen1 import engine as E
+from envport.envs.pokemon_gen1 import state as S
+
+
+def test_the_policy_plays_only_legal_choices_and_switches_only_when_forced():
+    policy = jax.jit(jax.vmap(bench._policy))
+    keys = jax.random.split(jax.random.key(0), 4000)
+    move_request = np.zeros(E.N_CHOICES, bool)
+    move_request[[0, 2, 3, 6, 7]] = True
+    forced = np.zeros(E.N_CHOICES, bool)
+    forced[[5, 8]] = True
+    for mask, allowed in ((move_request, {0, 2, 3}), (forced, {5, 8})):
+        picks = np.asarray(policy(keys, jnp.broadcast_to(jnp.asarray(mask), (4000, 11))))
+        assert set(picks.tolist()) == allowed
+        counts = np.bincount(picks, minlength=E.N_CHOICES)[sorted(allowed)]
+        assert counts.min() > 0.8 * 4000 / len(allowed)  # about uniform
+
+
+def test_memory_is_the_layout_size_of_one_battle():
+    expected = 0
+    for group, fields in S.LAYOUT.items():
+        lead = S._LEAD[group]
+        for dtype, shape in fields.values():
+            expected += math.prod(lead + shape) * np.dtype(dtype).itemsize
+    m = bench.memory()
+    assert m["battle_bytes"] == expected
+    assert m["env_state_bytes"] == expected + 2 * S.TEAM_SIZE  # the seen mask, bool[2, 6]
+
+
+def test_showdown_selfplay_row_counts_battles_and_turns():
+    row = bench.showdown_row(1.0)
+    assert row["battles"] > 0 and row["turns"] > row["battles"]
+    assert row["turns_per_s"] == pytest.approx(row["turns"] / row["seconds"])
+
+
+@pytest.mark.slow
+def test_a_small_run_measures_both_sides():
+    result = bench.run([1, 8], seconds=1.0, repeats=1)
+    assert [r["batch_size"] for r in result["jax"]] == [1, 8]
+    assert all(r["turns_per_s"] > 0 and r["battles"] >= 0 for r in result["jax"])
+    assert "best ratio" in bench.table(result)
