@@ -134,7 +134,12 @@ def _battle_before_start(teams: Teams, seed_state: Array) -> S.Battle:
                       "moves": moves.astype(t.moves.dtype),
                       "pp": maxpp.astype(t.pp.dtype),
                       "maxpp": maxpp.astype(t.maxpp.dtype),
-                      "position": jnp.where(present, pos, 0).astype(t.position.dtype)})
+                      "position": jnp.where(present, pos, 0).astype(t.position.dtype),
+                      # the Speed IV/EV as the Pokemon constructor normalizes them (Transform)
+                      "spe_iv": jnp.where(present, jnp.clip(teams.ivs[..., 5], 0, 31) & 30,
+                                          t.spe_iv).astype(t.spe_iv.dtype),
+                      "spe_ev": jnp.where(present, jnp.clip(teams.evs[..., 5], 0, 255),
+                                          t.spe_ev).astype(t.spe_ev.dtype)})
     # sim/side.ts: a new side's lastSelectedMove (and Gen 1's lastEnemySelectedMove) is 'nomove'
     nomove = jnp.full((S.N_SIDES,), S.MOVE_ID["nomove"], b.side.last_selected_move.dtype)
     side = type(b.side)(**{**vars(b.side),

@@ -1182,10 +1182,13 @@ def _step(b: S.Battle, c1: Any, c2: Any) -> tuple[S.Battle, dict[str, Array]]:
     # side.faintedThisTurn survives into the forced-switch request that a faint made
     fainted = jnp.stack([st["team"]["fainted"][s, jnp.maximum(_i(st["active"]["slot"][s]), 0)]
                          for s in (0, 1)])
-    ctx = _ctx(st, speed=jnp.zeros(2, I32), live=jnp.asarray(True), ftt=fainted,
-               queued=jnp.zeros(2, I32), pending=jnp.zeros(2, bool),
-               tn=jnp.asarray(0, I32), tfrom=jnp.full(TAPE_SIZE, NONE, I32),
-               tto=jnp.full(TAPE_SIZE, NONE, I32))
+    # the carry's constants made functions of the state (adding zero): under shard_map a
+    # constant does not vary along the batch, and fori_loop's carry must keep its type
+    z = (jnp.asarray(b.prng[0]) * jnp.uint32(0)).astype(I32)
+    ctx = _ctx(st, speed=jnp.zeros(2, I32) + z, live=z == 0, ftt=fainted,
+               queued=jnp.zeros(2, I32) + z, pending=jnp.zeros(2, bool) | (z != 0),
+               tn=z, tfrom=jnp.full(TAPE_SIZE, NONE, I32) + z,
+               tto=jnp.full(TAPE_SIZE, NONE, I32) + z)
     for s in (0, 1):  # commitChoices: updateSpeed of the unfainted actives
         ctx = update_speed(ctx, s, ~mon(ctx, "fainted", s))
     c = jnp.stack([_i(c1), _i(c2)])
