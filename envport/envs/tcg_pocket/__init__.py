@@ -12,18 +12,9 @@ legal and scripted actions, the random events and the benchmark's hooks.
 
 from __future__ import annotations
 
-from typing import Any
-
 from envport.core.registry import Benchmark, EnvSpec, Tolerance, Verification, lazy
-from envport.envs.tcg_pocket.spec_support import POOL
 
 _SUPPORT = "envport.envs.tcg_pocket.spec_support"
-
-
-def _make_reference(**kwargs: Any) -> Any:
-    from envport.envs.tcg_pocket.reference import TcgPocketReference
-
-    return TcgPocketReference(**{"pool": POOL, **kwargs})
 
 
 SPEC = EnvSpec(
@@ -33,7 +24,7 @@ SPEC = EnvSpec(
     reference=("envport's Python rules engine of shared/specs/tcg-pocket.md "
                "(envport.envs.tcg_pocket.reference, pool='plain')"),
     make=lazy("envport.envs.tcg_pocket.jax_engine.jax_env:TcgPocket"),
-    make_reference=_make_reference,
+    make_reference=lazy(f"{_SUPPORT}:make_reference"),
     make_bridge=lazy("envport.envs.tcg_pocket.jax_engine.bridge:TcgPocketBridge"),
     status="in progress",
     verification=Verification(

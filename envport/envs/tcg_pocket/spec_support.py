@@ -3,8 +3,8 @@ private reference), the random events of the distribution test, and the benchmar
 sides played with random legal actions (the reference stepped in Python, one process and one
 per core; the JAX engine as a performance peer whose actions come from its mask).
 
-Imported only when the verifier or the benchmark calls in (the registry lists environments
-without importing an engine).
+Imported only when the verifier or the benchmark calls in (``SPEC`` names these through
+``registry.lazy``: listing environments imports no engine).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from envport.core.seeds import derive_seed
+from envport.envs.tcg_pocket.reference import TcgPocketReference
 
 # The pool the JAX engine covers (jax_engine/__init__.py): the reference deals from it.
 POOL = "plain"
@@ -25,13 +26,31 @@ POOL = "plain"
 _PRIVATE: dict[str, Any] = {}
 
 
+class PlainPoolReference(TcgPocketReference):
+    """``TcgPocketReference`` dealing the ``plain`` pool unless told otherwise.
+
+    A class of its own, not ``TcgPocketReference(pool="plain")``: ``envport translate`` reuses
+    a registered spec whose reference is exactly the class it translates (``agent/loop.py``,
+    ``like``), and on that path it steps ``random_action`` unmasked, which this game's
+    reference rejects (IllegalAction), and skips the mask notes; a run of
+    ``TcgPocketReference`` keeps the masked path until the loop handles a masked ``like``.
+    """
+
+    def __init__(self, config: dict[str, Any] | None = None, decks: Any = None,
+                 pool: str = POOL):
+        super().__init__(config=config, decks=decks, pool=pool)
+
+
+def make_reference(**kwargs: Any) -> PlainPoolReference:
+    """The reference ``SPEC`` verifies against: the rules engine dealing the ``plain`` pool."""
+    return PlainPoolReference(**kwargs)
+
+
 def _private() -> Any:
     """A reference nothing else steps: the verifier's own reference must not be moved when a
     policy looks at a state (as ``envport.agent.harness.masked_policies`` keeps one)."""
     if "ref" not in _PRIVATE:
-        from envport.envs.tcg_pocket.reference import TcgPocketReference
-
-        _PRIVATE["ref"] = TcgPocketReference(pool=POOL)
+        _PRIVATE["ref"] = make_reference()
     return _PRIVATE["ref"]
 
 
@@ -76,10 +95,9 @@ def reference_events(n: int, seed: int) -> dict[str, np.ndarray]:
     """The reference's random events, each from its own generator: the first player of a dealt
     game (its coin after the opening shuffles), and the generator's coin, Energy roll over 3
     types and the place card 0 lands after a 20-card shuffle."""
-    from envport.envs.tcg_pocket.reference import TcgPocketReference
     from envport.envs.tcg_pocket.rng import Rng
 
-    ref = TcgPocketReference(pool=POOL)
+    ref = make_reference()
     first, coin, energy, place = (np.zeros(n, np.int64) for _ in range(4))
     for i in range(n):
         ref.reset(derive_seed(seed, i))
@@ -128,10 +146,8 @@ def _play(seed: int, n_envs: int, steps: int) -> tuple[int, float]:
     """``steps`` env-steps over ``n_envs`` references played with uniformly random legal
     actions from their masks (a game that ends is reset), round-robin as a vector env steps
     them; returns (steps, seconds)."""
-    from envport.envs.tcg_pocket.reference import TcgPocketReference
-
     rng = np.random.default_rng(seed)
-    refs = [TcgPocketReference(pool=POOL) for _ in range(n_envs)]
+    refs = [make_reference() for _ in range(n_envs)]
     masks = []
     for i, r in enumerate(refs):
         r.reset(derive_seed(seed, i))
