@@ -71,3 +71,19 @@ def test_random_events_each_side_its_own(spec):
     # the 20-card shuffle moves card 0 everywhere, and the Energy roll covers all 3 types
     assert set(ref["shuffle_place"]) == set(ours["shuffle_place"]) == set(range(20))
     assert set(ref["energy_roll"]) == set(ours["energy_roll"]) == {0, 1, 2}
+
+
+def test_the_benchmarks_reference_loop_plays_whole_games(monkeypatch):
+    from envport.envs.tcg_pocket import spec_support
+
+    dealt = []
+    real = spec_support.derive_seed
+
+    def counting(seed: int, i: int) -> int:
+        dealt.append(i)
+        return real(seed, i)
+
+    monkeypatch.setattr(spec_support, "derive_seed", counting)
+    steps, seconds = spec_support._play(0, 3, 400)  # raises on an illegal action
+    assert steps == 400 and seconds > 0
+    assert max(dealt) >= 3  # games ended and were dealt again inside the timed loop
