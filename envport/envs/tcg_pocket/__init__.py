@@ -1,9 +1,50 @@
 """tcg-pocket (in progress): Pokémon TCG Pocket battles (Genetic Apex, A1), from the rules
-specification (``shared/specs/tcg-pocket.md``) to a readable Python reference engine.
+specification (``shared/specs/tcg-pocket.md``) to a readable Python reference engine
+(``reference.py``) and a JAX engine produced through ``envport translate``
+(``jax_engine/``).
 
-So far: the card table (``cards.json``, transcribed by ``transcribe.py``), the effect templates
-and the rules (``rules.py``), the flags of the specification's open points (``config.py``), one
-injectable source of randomness (``rng.py``), deck validation (``deck.py``), the action encoding
-and legality (``actions.py``) and a two-player API (``game.py``). There is deliberately no
-``SPEC`` yet: the JAX engine is to be produced through ``envport translate`` (README.md).
+``SPEC`` compares the JAX engine with the reference dealing the pool the engine covers,
+``plain`` (Pokémon of any stage whose attacks do printed damage only; no Trainers, fossils,
+attack effects, Abilities or Special Conditions): ``envport verify tcg-pocket`` verifies that
+subset, not the whole game, hence "in progress". ``spec_support.py`` holds the verifier's
+legal and scripted actions, the random events and the benchmark's hooks.
 """
+
+from __future__ import annotations
+
+from envport.core.registry import Benchmark, EnvSpec, Tolerance, Verification, lazy
+
+_SUPPORT = "envport.envs.tcg_pocket.spec_support"
+
+
+SPEC = EnvSpec(
+    name="tcg-pocket",
+    summary=("Pokémon TCG Pocket (A1), the JAX engine of the 'plain' pool: Pokémon of any "
+             "stage with printed-damage attacks, no Trainers, effects or Abilities"),
+    reference=("envport's Python rules engine of shared/specs/tcg-pocket.md "
+               "(envport.envs.tcg_pocket.reference, pool='plain')"),
+    make=lazy("envport.envs.tcg_pocket.jax_engine.jax_env:TcgPocket"),
+    make_reference=lazy(f"{_SUPPORT}:make_reference"),
+    make_bridge=lazy("envport.envs.tcg_pocket.jax_engine.bridge:TcgPocketBridge"),
+    status="in progress",
+    verification=Verification(
+        tolerance=Tolerance(),
+        tolerance_note=("exact: integer game state, and the state carries the reference's "
+                        "counter-based generator, so every draw is reproduced bit for bit"),
+        scripted_policy=lazy(f"{_SUPPORT}:scripted_policy"),
+        random_action=lazy(f"{_SUPPORT}:random_action"),
+        legal_action=lazy(f"{_SUPPORT}:legal_action"),
+        scripted_action=lazy(f"{_SUPPORT}:scripted_action"),
+        state_bins=lazy(f"{_SUPPORT}:state_bins"),
+        # A game ends by the turn limit at the latest; 200 games here (random legal and
+        # heuristic players) took 62 actions on average and 89 at most.
+        max_rollout_steps=1000,
+        sample_reference_events=lazy(f"{_SUPPORT}:reference_events"),
+        sample_translation_events=lazy(f"{_SUPPORT}:translation_events"),
+    ),
+    benchmark=Benchmark(
+        reference_throughput=lazy(f"{_SUPPORT}:reference_throughput"),
+        peers={"legal": lazy(f"{_SUPPORT}:legal_peer")},
+        batch_sizes=(1, 64, 1024, 4096),
+    ),
+)

@@ -1,0 +1,89 @@
+"""The registered ``tcg-pocket``: ``envport.make`` builds the JAX engine, the spec's legal and
+scripted actions are legal on both sides and leave the verifier's reference where it was,
+and its random events come out of each side's own generator."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import envport
+from envport.core.api import Environment
+from envport.envs.tcg_pocket.jax_engine.bridge import TcgPocketBridge
+from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
+
+
+@pytest.fixture(scope="module")
+def spec():
+    return envport.spec("tcg-pocket")
+
+
+def test_registered_and_made(spec):
+    assert "tcg-pocket" in envport.list_envs()
+    env = envport.make("tcg-pocket")
+    assert isinstance(env, TcgPocket) and isinstance(env, Environment)
+    assert spec.status == "in progress" and "plain" in spec.summary
+    ref = spec.make_reference()
+    assert ref.pool == "plain"  # the pool the engine covers, not the whole game
+    assert isinstance(spec.make_bridge(), TcgPocketBridge)
+
+
+def test_legal_and_scripted_actions_are_legal_on_both_sides(spec):
+    v = spec.verification
+    mask = jax.jit(TcgPocket().action_mask)
+    bridge = spec.make_bridge()
+    ref = spec.make_reference()
+    rng = np.random.default_rng(5)
+    checked = 0
+    for seed in range(4):
+        ref.reset(seed)
+        done = False
+        for _ in range(400):
+            state = ref.get_state()
+            want = ref.action_mask()
+            jax_mask = np.asarray(mask(bridge.to_jax(state)))
+            for policy in (v.legal_action, v.scripted_action):
+                a = policy(state, rng)
+                assert want[a] and jax_mask[a], (seed, policy, a)
+                checked += 1
+            # the policies ran on a reference of their own: this one did not move
+            after = ref.get_state()
+            assert all(np.array_equal(after[k], state[k]) for k in state)
+            action = v.legal_action(state, rng) if seed % 2 else v.scripted_action(state, rng)
+            _, _, done, _, _ = ref.step(action)
+            if done:
+                break
+        assert done, f"seed {seed}: no end in 400 actions"
+    assert checked > 100
+    with pytest.raises(ValueError, match="over"):
+        v.legal_action(ref.get_state(), rng)
+
+
+def test_random_events_each_side_its_own(spec):
+    v = spec.verification
+    ref, ours = v.sample_reference_events(200, 3), v.sample_translation_events(200, 4)
+    assert set(ref) == set(ours) == {"first_player", "coin", "energy_roll", "shuffle_place"}
+    for name in ref:
+        assert len(ref[name]) == len(ours[name]) == 200
+        # independent draws, not one generator replayed on both sides
+        assert not np.array_equal(ref[name], ours[name]), name
+    # the 20-card shuffle moves card 0 everywhere, and the Energy roll covers all 3 types
+    assert set(ref["shuffle_place"]) == set(ours["shuffle_place"]) == set(range(20))
+    assert set(ref["energy_roll"]) == set(ours["energy_roll"]) == {0, 1, 2}
+
+
+def test_the_benchmarks_reference_loop_plays_whole_games(monkeypatch):
+    from envport.envs.tcg_pocket import spec_support
+
+    dealt = []
+    real = spec_support.derive_seed
+
+    def counting(seed: int, i: int) -> int:
+        dealt.append(i)
+        return real(seed, i)
+
+    monkeypatch.setattr(spec_support, "derive_seed", counting)
+    steps, seconds = spec_support._play(0, 3, 400)  # raises on an illegal action
+    assert steps == 400 and seconds > 0
+    assert max(dealt) >= 3  # games ended and were dealt again inside the timed loop
