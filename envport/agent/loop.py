@@ -46,6 +46,7 @@ from envport.agent.plan import ModulePlan, SourceFile, plan_modules, reference_s
 from envport.agent.prompts import render
 from envport.agent.workspace import EDITABLE, FROZEN, Workspace
 from envport.verify.layers import HIERARCHY
+from envport.verify.policies import can_draw_actions, draw_action
 
 LAYER_TITLES = {"property": "L1 property", "interaction": "L2 interaction",
                 "rollout": "L3 rollout", "distribution": "distribution", "transfer": "L4 transfer"}
@@ -818,19 +819,21 @@ def reference_info(cfg: TranslateConfig) -> dict[str, Any]:
                 for k, v in tape.items()}
 
     notes = []
+    masked = callable(getattr(ref, "action_mask", None))
     if like:
         s = registered(like)
         notes.append(f"Comparison rule used by the verifier: {s.verification.tolerance_note}")
         info["tolerance"] = str(s.verification.tolerance)
-        if s.verification.random_action is not None:
-            ref.step(s.verification.random_action(np.random.default_rng(0)))
+        if can_draw_actions(s):  # a legal action where the spec declares legal_action
+            ref.step(draw_action(s, state, np.random.default_rng(0)))
             info["tape_fields"] = fields(ref.tape())
-    elif callable(getattr(ref, "action_mask", None)):
+    elif masked:
         # a masked game: an unmasked random action is illegal (the reference raises)
         legal = np.flatnonzero(np.asarray(ref.action_mask()))
         if len(legal):
             ref.step(int(legal[0]))
             info["tape_fields"] = fields(ref.tape())
+    if masked:
         notes.append(
             "Legal actions depend on the state: the reference has `action_mask()` (bool per "
             "action) and raises on an illegal action. The verifier (L2, L3) takes only legal "

@@ -148,7 +148,12 @@ def shrink(spec: EnvSpec, env: Environment, bridge: Bridge, ref: Reference, case
     (``ref``: the reference with the case's params)."""
 
     def still_fails(state: RefState) -> Case | None:
-        expected, tape = step_reference(ref, state, case.action)
+        try:
+            expected, tape = step_reference(ref, state, case.action)
+        except Exception:
+            # A state the reference refuses (an inconsistent mix of fields, or one where the
+            # case's action is illegal in a masked game): this field cannot be shrunk.
+            return None
         trial = Case(state, case.action, case.origin, expected, tape, case.params)
         got = step_translation(env, bridge, [trial], param_sets)[0]
         return trial if compare_fields(expected, got, spec.tolerance_for) else None

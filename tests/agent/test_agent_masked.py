@@ -151,3 +151,15 @@ def test_report_names_what_failed_per_iteration(tmp_path):
     assert _what_failed(tmp_path, record) == (
         "L1 property fails: `harness[crash]`: the verification process crashed")
     assert _what_failed(tmp_path, {"iteration": 2, "result": "verify/missing.json"}) == ""
+
+
+def test_a_run_of_a_registered_masked_reference_steps_a_legal_action_and_has_the_mask_notes(
+        tmp_path):
+    # The registered tcg-pocket spec's own reference: the loop reuses that spec (`like`), draws
+    # the tape's action through its legal_action and still writes the mask notes.
+    cfg = TranslateConfig(reference="envport.envs.tcg_pocket.spec_support:PlainPoolReference",
+                          agent="manual", workdir=str(tmp_path / "run"))
+    info = json.loads((create_run(cfg) / "run.json").read_text())["reference_info"]
+    assert info["like"] == "tcg-pocket"
+    assert "action_mask()" in info["notes"] and "`rng`" in info["notes"]
+    assert info["tape_fields"]["kind"] == f"int8[{MAX_TAPE}]"
