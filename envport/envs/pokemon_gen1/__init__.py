@@ -26,8 +26,8 @@ _make = lazy("envport.envs.pokemon_gen1.env:PokemonGen1")
 _make_reference = lazy("envport.envs.pokemon_gen1.env:ShowdownReference")
 _make_bridge = lazy("envport.envs.pokemon_gen1.env:PokemonBridge")
 
-# components.CHECKS (tests/envs/pokemon_gen1/test_env.py checks this list against it), named here
-# so that listing environments imports neither JAX nor Node.
+# components.CHECKS (tests/envs/pokemon_gen1/test_pokemon_env.py checks this list against it),
+# named here so that listing environments imports neither JAX nor Node.
 MECHANICS_CHECKS = ("stats", "boosts", "types", "crit", "damage", "accuracy", "move_hit",
                     "worked_examples")
 

@@ -5,8 +5,8 @@
   comparable view ignores set to its rest value (:func:`canonical`): a volatile's counters while
   the volatile is absent, sleep counters without sleep, the source of a status that is gone,
   PP of empty move slots, the active fields of a side with no active Pokemon, absent team slots.
-  Equal flat states are equal ``bridge.comparable`` views (``tests/.../test_env.py`` checks it
-  along real battles), and every field of one is a leaf of :class:`state.Battle`, so
+  Equal flat states are equal ``bridge.comparable`` views (``tests/.../test_pokemon_env.py``
+  checks it along real battles), and every field of one is a leaf of :class:`state.Battle`, so
   :func:`battle_of` rebuilds the JAX state from it.
 * :func:`observe`: the two players' observations (own team fully, the opponent's as revealed:
   species seen active, moves whose PP went down, HP, status, stages and volatiles of the active),
