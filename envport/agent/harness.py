@@ -357,12 +357,7 @@ def verify_workspace(cfg: dict[str, Any], workspace: Path, *, layers: tuple[str,
                 layer="property", test_id="property[agent-tests]",
                 message=f"write the L1 tests of this module in {package}/tests/test_{module}.py"))
         else:
-            passed, failed, tail = own
-            helper.counts["agent tests"] = passed + failed
-            if failed:
-                helper.passed = False
-                helper.failures.append(Failure(layer="property", test_id="property[agent-tests]",
-                                               message=f"your own tests fail:\n{tail}"))
+            add_agent_tests(helper, own)
         report.layers["property"] = helper
         return _result(report, module, t0)
     try:
@@ -388,12 +383,7 @@ def verify_workspace(cfg: dict[str, Any], workspace: Path, *, layers: tuple[str,
     if result is not None:  # a module check: L1 of that module plus the agent's own tests
         own = agent_tests(workspace, None, package)  # every test of the agent's
         if own is not None:
-            passed, failed, tail = own
-            result.counts["agent tests"] = passed + failed
-            if failed:
-                result.passed = False
-                result.failures.append(Failure(layer="property", test_id="property[agent-tests]",
-                                               message=f"your own tests fail:\n{tail}"))
+            add_agent_tests(result, own)
         report.layers["property"] = result
         return _result(report, module, t0)
     wanted = tuple(layer for layer in LAYERS if layers is None or layer in layers)
@@ -440,6 +430,18 @@ def _transfer(hook: str, spec: Any, seed: int) -> Any:
                            seconds=time.perf_counter() - t0)
     out.name = "transfer"
     return out
+
+
+def add_agent_tests(result: Any, own: tuple[int, int, str]) -> None:
+    """Count the agent's own tests (passed, failed, output tail) into an L1 ``LayerResult``."""
+    from envport.verify.report import Failure
+
+    passed, failed, tail = own
+    result.counts["agent tests"] = passed + failed
+    if failed:
+        result.passed = False
+        result.failures.append(Failure(layer="property", test_id="property[agent-tests]",
+                                       message=f"your own tests fail:\n{tail}"))
 
 
 def _result(report: Any, module: str | None, t0: float) -> dict[str, Any]:

@@ -100,25 +100,25 @@ def translation_spaces(name: str, **env_kwargs: Any) -> tuple[Space, Space]:
 def vector_translation(name: str, num_envs: int, seed: int = 0, **env_kwargs: Any
                        ) -> HostVectorEnv:
     """``num_envs`` copies of a host translation ``name`` as one host batch."""
-    make = envport.spec(name).training.make_vector_translation
-    if make is None:
-        raise ValueError(
-            f"environment {name!r} is a host translation without a batched translation for "
-            "training: give its SPEC training=Training(make_vector_translation=...), a "
-            "(num_envs, seed, **env_kwargs) -> HostVectorEnv factory")
-    return make(num_envs, seed, **env_kwargs)
+    return _host_batch(name, "make_vector_translation", "is a host translation without a "
+                       "batched translation for training", num_envs, seed, env_kwargs)
 
 
 def vector_reference(name: str, num_envs: int, seed: int = 0, **env_kwargs: Any
                      ) -> HostVectorEnv:
     """``num_envs`` copies of ``name``'s reference as one host batch."""
+    return _host_batch(name, "make_vector_reference", "has no batched reference for training",
+                       num_envs, seed, env_kwargs)
+
+
+def _host_batch(name: str, field: str, missing: str, num_envs: int, seed: int,
+                env_kwargs: dict[str, Any]) -> HostVectorEnv:
     # An unknown name raises UnknownEnvironmentError, listing the known ones.
-    make = envport.spec(name).training.make_vector_reference
+    make = getattr(envport.spec(name).training, field)
     if make is None:
-        raise ValueError(
-            f"environment {name!r} has no batched reference for training: give its SPEC "
-            "training=Training(make_vector_reference=...), a (num_envs, seed, **env_kwargs) -> "
-            "HostVectorEnv factory")
+        raise ValueError(f"environment {name!r} {missing}: give its SPEC training=Training("
+                         f"{field}=...), a (num_envs, seed, **env_kwargs) -> HostVectorEnv "
+                         "factory")
     return make(num_envs, seed, **env_kwargs)
 
 
