@@ -3,9 +3,9 @@
 Per battle: two teams (species from the ``gen1randombattle`` pool at their random-battle levels,
 each with 2-4 moves drawn from the moves the engine supports; Showdown's own ``Teams.generate``
 teams kept only when every move is supported; or ``moves`` teams concentrated on chosen moves),
-a battle seed, and random legal players. The initial state is Showdown's own after ``create``
-(the lead switch-ins, which may already draw), read through the bridge; from there both run on
-their own. Every step:
+a battle seed, and random legal players. The JAX side creates its battle from the same sets
+and seed (``create.py``): its state and the start's draws (the lead switch-ins may already draw)
+must equal Showdown's after ``create``; from there both run on their own. Every step:
 
 1. the legal choices: the JAX ``legal_mask`` must equal what Showdown's requests allow;
 2. both players choose at random among them (one ``random.Random`` per battle), the same integer
@@ -39,9 +39,9 @@ import jax
 import numpy as np
 
 from envport.envs.pokemon_gen1 import bridge as B
+from envport.envs.pokemon_gen1 import create, prng
 from envport.envs.pokemon_gen1 import engine as E
 from envport.envs.pokemon_gen1 import moves as MV
-from envport.envs.pokemon_gen1 import state as S
 from envport.envs.pokemon_gen1 import tables as T
 from envport.envs.pokemon_gen1.reference import (
     IllegalChoice,
@@ -233,8 +233,20 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
     bid = f"lockstep-{index}-{'-'.join(map(str, seed))}"
     result = worker.create(bid, list(seed), teams[0], teams[1])
     try:
-        state = S.to_jax(B.from_showdown(worker.export(bid)))
+        # The JAX side creates its own battle from the same sets and seed (create.py): the
+        # state after Showdown's start and the start's draws are the first comparison.
+        export = worker.export(bid)
+        sets = [[p["set"] for p in side["pokemon"]] for side in export["sides"]]
+        state, start = create.compiled(False)(
+            jax.tree_util.tree_map(jax.numpy.asarray, create.teams_from_sets(*sets)),
+            prng.seed_state(jax.numpy.asarray(list(seed), jax.numpy.uint32)))
         E.check_supported(state)
+        diffs = B.differences(B.comparable(state), B.comparable_from_showdown(export))
+        jt, st = _jax_tape(start), _showdown_tape(result["tape"])
+        first = _first_draw(jt, st)
+        if diffs or first is not None:
+            return Divergence(index, 0, 0, "create" if diffs else "create-tape", diffs, first,
+                              jt, st, (None, None), list(seed), teams), 0, 0, False
         steps = 0
         while True:
             turn = int(result["turn"])
