@@ -61,19 +61,26 @@ def _pyboy_worker(job: tuple[int, int, int]) -> tuple[int, float]:
     return (steps // envs) * envs, time.process_time() - cpu
 
 
+def _single_rows(backend: str, make_side: Any, name: str, steps: int) -> list[dict[str, Any]]:
+    """One emulator of ``make_side``, timed rendering every frame and not."""
+    rows = []
+    for render in (True, False):
+        side = make_side(CATCH)
+        side.render = render
+        wall, cpu = _timed(lambda side=side: _loop(side, steps, 0))
+        mode = "render" if render else "no render"
+        rows.append(_row(backend, f"{name}, {mode}", 1, steps, wall, cpu, mode))
+        if isinstance(side, PyBoyGame):
+            side.close()
+    return rows
+
+
 def reference_throughput(batch_sizes: list[int], steps: int) -> list[dict[str, Any]]:
     steps = min(steps, 20_000)
     rows = []
     for n in batch_sizes:
         if n == 1:
-            for render in (True, False):
-                side = PyBoyGame(CATCH)
-                side.render = render
-                wall, cpu = _timed(lambda side=side: _loop(side, steps, 0))
-                mode = f"PyBoy, 1 process, {'render' if render else 'no render'}"
-                rows.append(_row("reference", mode, 1, steps, wall, cpu,
-                                 "render" if render else "no render"))
-                side.close()
+            rows += _single_rows("reference", PyBoyGame, "PyBoy, 1 process", steps)
             continue
         procs = min(n, os.cpu_count() or 1)
         jobs = [(max(1, n // procs), steps // procs, 7 * i) for i in range(procs)]
@@ -92,13 +99,7 @@ def translation_throughput(batch_sizes: list[int], steps: int) -> list[dict[str,
     rows = []
     for n in batch_sizes:
         if n == 1:
-            for render in (True, False):
-                side = CoreGame(CATCH)
-                side.render = render
-                wall, cpu = _timed(lambda side=side: _loop(side, steps, 0))
-                rows.append(_row("translation",
-                                 f"core, 1 thread, {'render' if render else 'no render'}",
-                                 1, steps, wall, cpu, "render" if render else "no render"))
+            rows += _single_rows("translation", CoreGame, "core, 1 thread", steps)
             continue
         for threads in (1, 0):
             vec = CoreVectorEnv(CATCH, n, 0, threads=threads)
