@@ -45,6 +45,7 @@ from envport.bench.timing import (
     counter_bits,
     device_counts_for,
     env_keys,
+    legal_actions_from_bits,
     peak_rss_mb,
     print_row,
     run_child,
@@ -66,6 +67,11 @@ def make_rollout(env: Environment, batch_size: int, devices: int = 1
     params = wrapped.default_params()
     space = wrapped.action_space(params)
     vstep = jax.vmap(lambda k, s, a: wrapped.step(k, s, a, params))
+    # A game whose legal actions depend on the state declares ``action_mask(state)``: its
+    # random actions are drawn among the legal ones, as a player (and the reference's bench)
+    # would, rather than mostly illegal no-ops that cost less than a real step.
+    mask_of = getattr(env, "action_mask", None)
+    vmask = jax.vmap(mask_of) if mask_of is not None else None
 
     def shard_rollout(state: Any, obs: Array, seed: Array, steps: Array, first_env: Array
                       ) -> tuple[Any, Array, Array]:
@@ -74,7 +80,9 @@ def make_rollout(env: Environment, batch_size: int, devices: int = 1
 
         def body(t: Array, carry: tuple[Any, Array, Array]) -> tuple[Any, Array, Array]:
             state, _obs, reward_sum = carry
-            actions = actions_from_bits(space, counter_bits(seed, t, 0, env_index))
+            bits = counter_bits(seed, t, 0, env_index)
+            actions = (actions_from_bits(space, bits) if vmask is None
+                       else legal_actions_from_bits(vmask(state), bits))
             # Dead code for envs that draw nothing from the key (Pong): XLA drops it.
             res = vstep(env_keys(seed, t, env_index), state, actions)
             # Observations and rewards ride in the carry so XLA cannot drop them as dead

@@ -73,6 +73,17 @@ def actions_from_bits(space: Space, bits: Array) -> Array:
     raise TypeError(f"no random-action sampler for {type(space).__name__}")
 
 
+def legal_actions_from_bits(mask: Array, bits: Array) -> Array:
+    """Uniform random legal actions from ``mask`` (bool ``[batch, n]``, True = legal) and one
+    uniform uint32 word per env: the ``bits % k``-th legal action of a row with ``k`` legal
+    ones. A row with no legal action gets action 0 (the environment's own rule applies)."""
+    counts = mask.sum(axis=-1).astype(jnp.uint32)
+    rank = (bits % jnp.maximum(counts, jnp.uint32(1))).astype(jnp.int32)
+    # The action whose inclusive running count of legal actions first exceeds ``rank``.
+    running = jnp.cumsum(mask.astype(jnp.int32), axis=-1)
+    return jnp.argmax(running > rank[:, None], axis=-1).astype(jnp.int32)
+
+
 def sample_actions(space: Space, key: Array, batch_size: int) -> Array:
     """A batch of uniform random actions from one PRNG call."""
     return actions_from_bits(space, jax.random.bits(key, (batch_size,), jnp.uint32))

@@ -85,6 +85,10 @@ class Environment(Generic[S, P]):
         draws = self.sample_draws(key, state, params)
         return self.transition(state, action, draws, params)
 
+    # Optional, for games whose legal actions depend on the state (card games): a method
+    # ``action_mask(state) -> bool[n]`` over a ``Discrete(n)`` action space. Where defined,
+    # ``envport bench`` draws its random actions among the legal ones.
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 

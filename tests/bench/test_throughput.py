@@ -11,8 +11,19 @@ import numpy as np
 import envport
 from envport.bench.benchmark import run_benchmark
 from envport.bench.plots import plot_throughput
-from envport.bench.throughput import jax_throughput, state_bytes_per_env
-from envport.bench.timing import actions_from_bits, counter_bits, sample_actions
+from envport.bench.throughput import (
+    _reset_batch,
+    jax_throughput,
+    make_rollout,
+    state_bytes_per_env,
+)
+from envport.bench.timing import (
+    actions_from_bits,
+    counter_bits,
+    legal_actions_from_bits,
+    sample_actions,
+)
+from envport.core.api import Environment, StepResult
 from envport.core.spaces import Box, Discrete
 
 ROW_KEYS = {"backend", "mode", "batch_size", "steps_per_second"}
@@ -52,6 +63,71 @@ def test_counter_bits_uniform_and_distinct() -> None:
     boxes = np.asarray(actions_from_bits(Box(-1.0, 1.0, (2,)), jax.numpy.asarray(a)))
     assert boxes.shape == (a.size, 2) and boxes.min() >= -1 and boxes.max() < 1
     assert abs(boxes.mean()) < 0.02 and abs(np.corrcoef(boxes.T)[0, 1]) < 0.03
+
+
+def test_legal_actions_from_bits_uniform_over_the_legal_ones() -> None:
+    rng = np.random.default_rng(3)
+    mask = rng.random((64, 9)) < 0.4
+    mask[0] = False  # no legal action: action 0, the environment's own rule
+    mask[1] = [False] * 8 + [True]
+    counts = mask.sum(1)
+    # bits 0..k-1 of a row with k legal actions give each legal action exactly once
+    for word in range(9):
+        bits = jax.numpy.full((64,), word, jax.numpy.uint32)
+        chosen = np.asarray(legal_actions_from_bits(jax.numpy.asarray(mask), bits))
+        rows = np.flatnonzero(counts > 0)
+        assert mask[rows, chosen[rows]].all()
+        for r in np.flatnonzero(counts > word):
+            assert chosen[r] == np.flatnonzero(mask[r])[word]
+    assert int(legal_actions_from_bits(jax.numpy.asarray(mask[:1]),
+                                       jax.numpy.zeros(1, jax.numpy.uint32))[0]) == 0
+
+
+def _legal(state: jax.Array) -> jax.Array:
+    return (jax.numpy.arange(5) + state) % 3 == 0  # 1 or 2 of the 5 actions
+
+
+class _Counter(Environment):
+    """A test game of 5 actions whose legal ones move with a counter: reward 1 for a legal
+    action, -1 for an illegal one; it does not tell the benchmark which are legal."""
+
+    def default_params(self) -> None:
+        return None
+
+    def reset(self, key, params=None):  # type: ignore[no-untyped-def]
+        return jax.numpy.int32(0), jax.numpy.zeros((1,), jax.numpy.float32)
+
+    def sample_draws(self, key, state, params=None):  # type: ignore[no-untyped-def]
+        return ()
+
+    def transition(self, state, action, draws, params=None):  # type: ignore[no-untyped-def]
+        reward = jax.numpy.where(_legal(state)[action], 1.0, -1.0)
+        obs = jax.numpy.full((1,), state, jax.numpy.float32)
+        return StepResult(state + 1, obs, reward, jax.numpy.bool_(False), jax.numpy.bool_(False),
+                          {})
+
+    def observation_space(self, params=None):  # type: ignore[no-untyped-def]
+        return Box(0.0, 1e9, (1,))
+
+    def action_space(self, params=None):  # type: ignore[no-untyped-def]
+        return Discrete(5)
+
+
+class _MaskedCounter(_Counter):
+    """The same game, declaring its legal actions."""
+
+    def action_mask(self, state):  # type: ignore[no-untyped-def]
+        return _legal(state)
+
+
+def test_rollout_draws_legal_actions_of_a_masked_game() -> None:
+    def reward_sums(env: Environment) -> np.ndarray:
+        state, obs = _reset_batch(env, 16, jax.random.key(0))
+        rollout = make_rollout(env, 16)
+        return np.asarray(rollout(state, obs, jax.numpy.uint32(7), jax.numpy.int32(30))[2])
+
+    assert reward_sums(_MaskedCounter()).tolist() == [30.0] * 16  # every drawn action legal
+    assert reward_sums(_Counter()).mean() < 10  # without the mask, mostly illegal
 
 
 def test_state_bytes_per_env() -> None:

@@ -44,7 +44,6 @@ SPEC = EnvSpec(
     ),
     benchmark=Benchmark(
         reference_throughput=lazy(f"{_SUPPORT}:reference_throughput"),
-        peers={"legal": lazy(f"{_SUPPORT}:legal_peer")},
         batch_sizes=(1, 64, 1024, 4096),
     ),
 )

@@ -193,37 +193,3 @@ def reference_throughput(batch_sizes: list[int], steps: int) -> list[dict[str, A
                          "steps": sum(d for d, _ in out),
                          "seconds": max(s for _, s in out)})
     return rows
-
-
-def legal_peer(seed: int = 0) -> Any:
-    """The JAX engine played with uniformly random legal actions (``jax.random.categorical``
-    over its ``action_mask``, a key per env per step from the benchmark), auto-reset when a game
-    ends: what ``envport bench``'s translation row would be if it drew actions from the mask.
-    The action the benchmark passes (a counter hash over the 106 actions, mostly illegal) is
-    ignored."""
-    import jax
-    import jax.numpy as jnp
-
-    from envport.bench.peers import Peer
-    from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
-
-    env = TcgPocket()
-    params = env.default_params()
-
-    def init(batch: int, key: jax.Array) -> Any:
-        states, obs = jax.vmap(lambda k: env.reset(k, params))(jax.random.split(key, batch))
-        return states, obs, jnp.zeros((batch,), jnp.float32)
-
-    def step(carry: Any, action: jax.Array, key: jax.Array) -> Any:
-        state, _obs, reward_sum = carry
-        k_act, k_reset = jax.random.split(key)
-        mask = env.action_mask(state)
-        chosen = jax.random.categorical(k_act, jnp.where(mask, 0.0, -jnp.inf))
-        res = env.transition(state, chosen, env.sample_draws(k_act, state, params), params)
-        fresh, fresh_obs = env.reset(k_reset, params)
-        done = res.terminated
-        nxt = jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, res.state)
-        return nxt, jnp.where(done, fresh_obs, res.obs), reward_sum + res.reward
-
-    return Peer(init, step, "the JAX engine, uniform random legal actions from its mask, "
-                "auto-reset", keyed=True)
