@@ -55,6 +55,7 @@ ROMS: dict[str, Rom] = {
         Rom("joypad", "JOYPAD"),
         Rom("stat", "STAT"),
         Rom("prio", "PRIO"),
+        Rom("dma", "DMA"),
         Rom("mbc1big", "MBC1BIG", cartridge_type=0x02, rom_banks=64, ram_banks=4,
             banked_areas=tuple(f"_CODE_{n}" for n in range(1, 64))),
         Rom("mbc1m", "MBC1M", cartridge_type=0x02, rom_banks=64, ram_banks=4,

@@ -4,8 +4,9 @@ the screen on rendered frames), plus each ROM's own verdict where the behaviour 
 documented (Pan Docs), read from the core's RAM.
 
 No public conformance ROM (blargg's, mooneye's, dmg-acid2) is distributed by a package registry
-this project can install from (PyPI, crates.io, npm, Debian: see README.md, "Conformance
-ROMs"), so these are the project's own, MIT like the rest of envport:
+this project can install from (PyPI, crates.io, npm, Debian; checked 2026-12-01: the Game Boy
+packages there, such as the pyboy sdist, the wasmboy npm package and the boytacean crate,
+ship none), so these are the project's own, MIT like the rest of envport:
 
 - ``stat``: STAT interrupt sources (HBlank, VBlank, OAM, LYC, alone and combined) and LYC
   timing (LYC moved on inside the handler, LYC = 0, 144, 153), with a 16-cycle clock (TIMA);
@@ -13,6 +14,8 @@ ROMs"), so these are the project's own, MIT like the rest of envport:
 - ``prio``: background, window and object priorities (X order, OAM order, the 10-a-line limit,
   behind-BG, flips, palettes, 8x16, window position edges, signed tile data, BG off), a
   mid-frame window toggle and scroll change, the objects copied by OAM DMA from HRAM.
+- ``dma``: OAM DMA from WRAM, ROM, VRAM and echo RAM (from HRAM, probing OAM and WRAM while
+  it runs) and a DMA started mid-frame by a LYC interrupt.
 - ``joypad``: the joypad interrupt over the four P1 selections, a cursor moved by the d-pad.
 - ``mbc1big``, ``mbc1m``: a 1 MiB MBC1 with 32 KiB RAM (ROM bank bits 5-6, mode 1's banked
   0x0000 area, RAM banking), and the same ROM as PyBoy's MBC1M multicart.
@@ -130,6 +133,22 @@ def stat_source_seen(enables: int) -> Verdict:
     return check
 
 
+def oam_reads_ff_during_dma(gb: Any) -> list[str]:
+    """Pan Docs: while OAM DMA runs, the CPU cannot read OAM (it reads 0xFF on DMG). The ROM
+    reads OAM right after starting each DMA and again near its end (about 628 of its 640
+    cycles); its log keeps the last 64 DMAs."""
+    log = gb.read(0xC300, 0xC400)
+    bad = []
+    for i in range(0, 256, 4):
+        entry = log[i:i + 4]
+        if not any(entry):
+            continue  # not written yet
+        if entry[0] != 0xFF or entry[2] != 0xFF:
+            bad.append(f"entry {i // 4}: OAM read {entry[0]:#04x} at the start, "
+                       f"{entry[2]:#04x} near the end")
+    return bad
+
+
 def joypad_counts(gb: Any) -> list[str]:
     """The ROM counted interrupts and its log is consistent with its count."""
     count = gb.read8(0xC004)
@@ -144,6 +163,10 @@ ROMS: dict[str, ConformanceRom] = {r.rom: r for r in (
                    verdict_every_frame=True),
     ConformanceRom("prio", 140, 1024, what="BG/window/object priorities, OAM DMA, mid-frame "
                                            "changes (screen every frame)"),
+    ConformanceRom("dma", 160, 1024, what="OAM DMA from WRAM, ROM, VRAM and echo RAM, bus "
+                                          "probes while it runs, a mid-frame DMA",
+                   verdicts=(("OAM reads 0xFF during DMA", oam_reads_ff_during_dma),),
+                   verdict_every_frame=True),
     ConformanceRom("joypad", 200, 900, buttons=every_button,
                    what="joypad interrupt, P1 selections, a d-pad cursor",
                    verdicts=(("interrupts taken", joypad_counts),)),

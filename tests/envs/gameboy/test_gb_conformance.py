@@ -12,7 +12,7 @@ from envport.envs.gameboy import conformance
 from envport.envs.gameboy.build_roms import rom_path
 from envport.envs.gameboy.conformance import ROMS, mbc1_expected, run, stat_source_seen
 
-FAST = ("stat", "prio", "joypad", "mbc1big", "mbc1m")
+FAST = ("stat", "prio", "dma", "joypad", "mbc1big", "mbc1m")
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -77,6 +77,15 @@ def test_stat_verdicts_catch_a_wrong_source() -> None:
         "entry 1: STAT 0x8b on LY 6", "entry 2: STAT 0x88 on LY 150"]
     assert stat_source_seen(0x10)(_Log([(150, 0x91), (3, 0x92)])) == [
         "entry 1: STAT 0x92 on LY 3"]
+
+
+def test_a_readable_oam_during_dma_is_reported() -> None:
+    class Log:
+        def read(self, lo: int, hi: int) -> bytes:
+            return bytes([0xFF, 0x12, 0xFF, 0x10, 0x10, 0x12, 0xFF, 0x10] + [0] * 248)
+
+    assert conformance.oam_reads_ff_during_dma(Log()) == [
+        "entry 1: OAM read 0x10 at the start, 0xff near the end"]
 
 
 def test_a_wrong_mbc1_read_is_reported() -> None:
