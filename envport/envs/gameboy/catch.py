@@ -175,6 +175,18 @@ def make_gym_vector(num_envs: int, frame_skip: int = 4, max_frames: int = 10_000
     return GymCoreVectorEnv(GAMES[rom], num_envs, frame_skip, max_frames, threads)
 
 
+def joypad_scripted_action(obs: np.ndarray, rng: np.random.Generator) -> int:
+    """Drives joypad.s's cursor into its clamps (x 160, y 16; then back left along the top),
+    buttons held for many steps, with a random action one time in five."""
+    if rng.random() < 0.2:
+        return int(rng.integers(0, len(BUTTON_ACTIONS)))
+    x, y = float(obs[2]) * 255, float(obs[3]) * 255
+    if y > 17:
+        return BUTTON_ACTIONS.index(("right", "a")) if x < 159 else BUTTON_ACTIONS.index(
+            ("left", "up"))
+    return BUTTON_ACTIONS.index(("left",)) if x > 9 else BUTTON_ACTIONS.index(("down",))
+
+
 def _button_action(n: int) -> Any:
     return lambda rng: int(rng.integers(0, n))
 
@@ -200,9 +212,11 @@ def build_spec(frame_skip: int = 4, max_frames: int = 10_000, rom: str = "catch"
         )
         summary = "Catch, the project's own Game Boy game (roms/catch.s): the Rust core vs PyBoy"
     else:
-        # A test ROM has no policy worth scripting: L2 and L3 drive it with random buttons.
-        verification = Verification(random_action=_button_action(len(GAMES[rom].actions)),
-                                    **common)
+        # cputest reads no buttons: random ones reach P1 and IF; joypad's cursor has clamps
+        # that a scripted policy drives it into.
+        verification = Verification(
+            random_action=_button_action(len(GAMES[rom].actions)),
+            scripted_policy=joypad_scripted_action if rom == "joypad" else None, **common)
         benchmark = Benchmark()  # the game's benchmark; bench.py times the test ROMs
         summary = f"the project's ROM roms/{rom}.s as an environment: the Rust core vs PyBoy"
     return EnvSpec(

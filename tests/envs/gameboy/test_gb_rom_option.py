@@ -79,3 +79,21 @@ def test_joypad_rewards_are_its_interrupts() -> None:
     assert 66 + JOYPAD.wait(0) + 2 + 4 * steps >= 768
     assert set(GAMES) == {"catch", "cputest", "joypad"}
     assert np.isfinite(rewards).all()
+
+
+def test_the_joypad_scripted_policy_reaches_the_cursor_clamps() -> None:
+    """joypad.s clamps the cursor at x 8..160, y 16..152: the scripted policy (L2 and L3's
+    second kind of episode) drives it into x = 160 and y = 16 and it stays there."""
+    from envport.envs.gameboy.catch import joypad_scripted_action
+
+    spec = envport.spec("gb-catch").with_options(rom="joypad")
+    assert spec.verification.scripted_policy is joypad_scripted_action
+    tr: Any = spec.make()
+    obs, rng = tr.reset(1), np.random.default_rng(0)
+    xs, ys = [], []
+    for _ in range(120):
+        obs = tr.step(joypad_scripted_action(obs, rng))[0]
+        xs.append(tr.gb.read8(0xC009))
+        ys.append(tr.gb.read8(0xC00A))
+    assert max(xs) == 160 and min(ys) == 16
+    assert all(8 <= x <= 160 for x in xs) and all(16 <= y <= 152 for y in ys)
