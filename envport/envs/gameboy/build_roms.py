@@ -52,6 +52,14 @@ ROMS: dict[str, Rom] = {
         Rom("cputest", "CPUTEST"),
         Rom("idle", "IDLE"),
         Rom("catch", "CATCH"),
+        Rom("joypad", "JOYPAD"),
+        Rom("stat", "STAT"),
+        Rom("prio", "PRIO"),
+        Rom("dma", "DMA"),
+        Rom("mbc1big", "MBC1BIG", cartridge_type=0x02, rom_banks=64, ram_banks=4,
+            banked_areas=tuple(f"_CODE_{n}" for n in range(1, 64))),
+        Rom("mbc1m", "MBC1M", cartridge_type=0x02, rom_banks=64, ram_banks=4,
+            banked_areas=tuple(f"_CODE_{n}" for n in range(1, 64))),
         Rom("mbc1", "MBC1", cartridge_type=0x02, rom_banks=4, ram_banks=1,
             banked_areas=("_CODE_1", "_CODE_2", "_CODE_3")),
     )
@@ -86,7 +94,9 @@ def _run(cmd: list[str]) -> None:
 def build(rom: Rom, force: bool = False) -> Path:
     """Assembles one ROM unless its output is newer than its source; returns the output."""
     out = rom.output
-    if not force and out.is_file() and out.stat().st_mtime >= rom.source.stat().st_mtime:
+    # a shared include (roms/*.inc) counts as part of every source
+    newest = max(p.stat().st_mtime for p in (rom.source, *ROM_DIR.glob("*.inc")))
+    if not force and out.is_file() and out.stat().st_mtime >= newest:
         return out
     missing = missing_tools()
     if missing:
@@ -98,7 +108,7 @@ def build(rom: Rom, force: bool = False) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         rel = Path(tmp) / f"{rom.name}.rel"
         ihx = Path(tmp) / f"{rom.name}.ihx"
-        _run(["sdasgb", "-o", str(rel), str(rom.source)])
+        _run(["sdasgb", f"-I{ROM_DIR}", "-o", str(rel), str(rom.source)])
         places = []
         for area in rom.banked_areas:
             bank = int(area.rsplit("_", 1)[1])

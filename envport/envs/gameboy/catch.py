@@ -32,11 +32,46 @@ CATCH = Game(
     title_frames=70,  # the boot ROM hands over during frame 65
     max_wait=512,
 )
+#: The other ROMs ``-o rom=NAME`` runs the same environment on: one button (or none) held per
+#: step, so that L2 and L3 drive them with inputs like the game's.
+BUTTON_ACTIONS: tuple[tuple[str, ...], ...] = (
+    (), ("a",), ("b",), ("start",), ("select",), ("up",), ("down",), ("left",), ("right",),
+    ("right", "a"), ("left", "up"))
+#: roms/cputest.s, the CPU instruction test ROM: an episode runs it to the end of its stages
+#: (the stage byte 0xC001 reaches 0xFF, frame 1169 from power-on); reward = stage advances.
+#: It reads no buttons: the presses reach only P1 and IF, which are compared.
+CPUTEST = Game(
+    rom="cputest",
+    score_addr=0xC001,
+    over_addr=0xC001,
+    over_value=0xFF,
+    obs_addrs=(0xC001, 0xC000, 0xC004, 0xC005, 0xC002, 0xC003),
+    obs_names=("stage", "frames", "timer_irqs", "stat_irqs", "loop_lo", "loop_hi"),
+    actions=BUTTON_ACTIONS,
+    title_frames=66,  # the boot ROM hands over during frame 65
+    max_wait=256,
+)
+#: roms/joypad.s, the joypad-interrupt ROM: reward = joypad interrupts, over at its frame 768.
+JOYPAD = Game(
+    rom="joypad",
+    score_addr=0xC004,
+    over_addr=0xC003,
+    obs_addrs=(0xC004, 0xC002, 0xC009, 0xC00A, 0xC005, 0xC007),
+    obs_names=("interrupts", "buttons", "cursor_x", "cursor_y", "select", "irq_ly"),
+    actions=BUTTON_ACTIONS,
+    title_frames=66,
+    max_wait=256,
+)
+GAMES: dict[str, Game] = {"catch": CATCH, "cputest": CPUTEST, "joypad": JOYPAD}
+
 OPTIONS = {
     "frame_skip": Option(4, "frames per step, the buttons held for all of them (the last one "
                             "rendered)", kind="int", minimum=1),
     "max_frames": Option(10_000, "truncate after max_frames // frame_skip steps",
                          kind="int", minimum=1),
+    "rom": Option("catch", "the ROM: catch (the game), cputest (the CPU instruction test ROM, "
+                           "to the end of its stages) or joypad (the joypad-interrupt ROM)",
+                  choices=tuple(GAMES)),
 }
 
 
@@ -101,80 +136,107 @@ def l1_every_opcode(per_opcode: int = 1, seed: int = 20261202) -> None:
     assert not failures, f"{len(failures)} opcode cases differ from PyBoy: {failures[:5]}"
 
 
-def make_translation(frame_skip: int = 4, max_frames: int = 10_000) -> Any:
+def make_translation(frame_skip: int = 4, max_frames: int = 10_000, rom: str = "catch") -> Any:
     from envport.envs.gameboy.env import CoreGame
 
-    return CoreGame(CATCH, frame_skip, max_frames)
+    return CoreGame(GAMES[rom], frame_skip, max_frames)
 
 
-def make_reference(frame_skip: int = 4, max_frames: int = 10_000, **_: Any) -> Any:
+def make_reference(frame_skip: int = 4, max_frames: int = 10_000, rom: str = "catch",
+                   **_: Any) -> Any:
     from envport.envs.gameboy.env import PyBoyGame
 
-    return PyBoyGame(CATCH, frame_skip, max_frames)
+    return PyBoyGame(GAMES[rom], frame_skip, max_frames)
 
 
 def make_vector(num_envs: int, seed: int = 0, frame_skip: int = 4, max_frames: int = 10_000,
-                threads: int = 0) -> Any:
+                threads: int = 0, rom: str = "catch") -> Any:
     """The core batch (``CoreVectorEnv``): the host-vector backend for training, and the
     translation's batched form."""
     from envport.envs.gameboy.env import CoreVectorEnv
 
-    return CoreVectorEnv(CATCH, num_envs, seed, frame_skip, max_frames, threads)
+    return CoreVectorEnv(GAMES[rom], num_envs, seed, frame_skip, max_frames, threads)
 
 
 def make_pyboy_vector(num_envs: int, seed: int = 0, frame_skip: int = 4,
-                      max_frames: int = 10_000) -> Any:
+                      max_frames: int = 10_000, rom: str = "catch") -> Any:
     """PyBoy references as one host batch (``PyBoyVectorEnv``): the reference backend for
     training; the same games as ``make_vector`` with the same seed."""
     from envport.envs.gameboy.env import PyBoyVectorEnv
 
-    return PyBoyVectorEnv(CATCH, num_envs, seed, frame_skip, max_frames)
+    return PyBoyVectorEnv(GAMES[rom], num_envs, seed, frame_skip, max_frames)
 
 
 def make_gym_vector(num_envs: int, frame_skip: int = 4, max_frames: int = 10_000,
-                    threads: int = 0) -> Any:
+                    threads: int = 0, rom: str = "catch") -> Any:
     """Gymnasium's vector API over the core batch."""
     from envport.envs.gameboy.env import GymCoreVectorEnv
 
-    return GymCoreVectorEnv(CATCH, num_envs, frame_skip, max_frames, threads)
+    return GymCoreVectorEnv(GAMES[rom], num_envs, frame_skip, max_frames, threads)
 
 
-def build_spec(frame_skip: int = 4, max_frames: int = 10_000) -> EnvSpec:
-    kw = {"frame_skip": frame_skip, "max_frames": max_frames}
-    return EnvSpec(
-        name="gb-catch",
-        summary="Catch, the project's own Game Boy game (roms/catch.s): the Rust core vs PyBoy",
-        reference="PyBoy 2.8.1 (sound_emulated=False) running roms/catch.s",
-        make=partial(make_translation, **kw),
-        make_reference=partial(make_reference, **kw),
-        make_bridge=lazy("envport.core.reference:IdentityBridge"),
-        verification=Verification(
-            tolerance_note="exact: registers, WRAM, VRAM, OAM, I/O, HRAM+IE, the screen, obs, "
-                           "reward and flags bit-identical at every step",
-            scripted_policy=scripted_action,
-            random_action=random_action,
-            state_bins=state_bins,
-            perturb=perturb,
-            max_rollout_steps=max_frames // frame_skip,
-            components={"every_opcode_vs_pyboy": l1_every_opcode},
-        ),
-        benchmark=Benchmark(
+def joypad_scripted_action(obs: np.ndarray, rng: np.random.Generator) -> int:
+    """Drives joypad.s's cursor into its clamps (x 160, y 16; then back left along the top),
+    buttons held for many steps, with a random action one time in five."""
+    if rng.random() < 0.2:
+        return int(rng.integers(0, len(BUTTON_ACTIONS)))
+    x, y = float(obs[2]) * 255, float(obs[3]) * 255
+    if y > 17:
+        return BUTTON_ACTIONS.index(("right", "a")) if x < 159 else BUTTON_ACTIONS.index(
+            ("left", "up"))
+    return BUTTON_ACTIONS.index(("left",)) if x > 9 else BUTTON_ACTIONS.index(("down",))
+
+
+def _button_action(n: int) -> Any:
+    return lambda rng: int(rng.integers(0, n))
+
+
+def build_spec(frame_skip: int = 4, max_frames: int = 10_000, rom: str = "catch") -> EnvSpec:
+    if rom not in GAMES:
+        raise ValueError(f"option rom={rom!r}: expected one of {', '.join(GAMES)}")
+    kw: dict[str, Any] = {"frame_skip": frame_skip, "max_frames": max_frames, "rom": rom}
+    common: dict[str, Any] = {
+        "tolerance_note": "exact: registers, WRAM, VRAM, OAM, I/O, HRAM+IE, the screen, obs, "
+                          "reward and flags bit-identical at every step",
+        "max_rollout_steps": max_frames // frame_skip,
+        "components": {"every_opcode_vs_pyboy": l1_every_opcode},
+    }
+    if rom == "catch":
+        verification = Verification(scripted_policy=scripted_action, random_action=random_action,
+                                    state_bins=state_bins, perturb=perturb, **common)
+        benchmark = Benchmark(
             reference_throughput=lazy("envport.envs.gameboy.game_bench:reference_throughput"),
             translation_throughput=lazy(
                 "envport.envs.gameboy.game_bench:translation_throughput"),
             batch_sizes=(1, 2, 16),
-        ),
+        )
+        summary = "Catch, the project's own Game Boy game (roms/catch.s): the Rust core vs PyBoy"
+    else:
+        # cputest reads no buttons: random ones reach P1 and IF; joypad's cursor has clamps
+        # that a scripted policy drives it into.
+        verification = Verification(
+            random_action=_button_action(len(GAMES[rom].actions)),
+            scripted_policy=joypad_scripted_action if rom == "joypad" else None, **common)
+        benchmark = Benchmark()  # the game's benchmark; bench.py times the test ROMs
+        summary = f"the project's ROM roms/{rom}.s as an environment: the Rust core vs PyBoy"
+    return EnvSpec(
+        name="gb-catch",
+        summary=summary,
+        reference=f"PyBoy 2.8.1 (sound_emulated=False) running roms/{rom}.s",
+        make=partial(make_translation, **kw),
+        make_reference=partial(make_reference, **kw),
+        make_bridge=lazy("envport.core.reference:IdentityBridge"),
+        verification=verification,
+        benchmark=benchmark,
         training=Training(
             ppo=PPO,
             margin=0.5, margin_note="0.5 points of score (the issue's default)",
-            make_vector_reference=partial(make_pyboy_vector, frame_skip=frame_skip,
-                                          max_frames=max_frames),
-            make_vector_translation=partial(make_vector, frame_skip=frame_skip,
-                                            max_frames=max_frames),
+            make_vector_reference=partial(make_pyboy_vector, **kw),
+            make_vector_translation=partial(make_vector, **kw),
         ),
         options=OPTIONS,
         variant=build_spec,
-        modes=({"frame_skip": 1},),
+        modes=({"frame_skip": 1}, {"rom": "cputest"}, {"rom": "joypad"}),
         backend="host",
     )
 

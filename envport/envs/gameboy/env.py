@@ -57,12 +57,19 @@ class Game:
 
     rom: str  # a name in build_roms.ROMS
     score_addr: int  # one byte, binary
-    over_addr: int  # non-zero once the game is over
+    over_addr: int  # non-zero once the game is over (or equal to ``over_value`` where set)
     obs_addrs: tuple[int, ...]  # observation: these RAM bytes / 255
     obs_names: tuple[str, ...]
     actions: tuple[tuple[str, ...], ...]  # action i holds these buttons
     title_frames: int  # frames from power-on to the title screen's input loop
     max_wait: int  # wait(seed) is uniform in [0, max_wait)
+    #: None: over once the byte at ``over_addr`` is non-zero; else once it equals this (a test
+    #: ROM's stage byte reaching its "done" value)
+    over_value: int | None = None
+
+    def over(self, byte: Any) -> Any:
+        """The game-over test on the byte(s) at ``over_addr`` (a scalar or an array)."""
+        return byte != 0 if self.over_value is None else byte == self.over_value
 
     def wait(self, seed: int) -> int:
         return int(np.random.default_rng(seed).integers(0, self.max_wait))
@@ -147,7 +154,7 @@ class _GameSide:
         self.t += 1
         ram = self._read(lo, hi)  # only the bytes the step reports (PyBoy reads byte by byte)
         reward = float(int(ram[self.game.score_addr - lo]) - before)
-        terminated = bool(ram[self.game.over_addr - lo])
+        terminated = bool(self.game.over(ram[self.game.over_addr - lo]))
         truncated = not terminated and self.t >= self.max_steps
         obs = ram[[x - lo for x in self.game.obs_addrs]].astype(np.float32) / 255.0
         return obs, reward, terminated, truncated, {}
@@ -285,7 +292,7 @@ class CoreGame(_GameSide):
         out = []
         for i, s in enumerate(states):
             t = int(s["t"]) + 1
-            terminated = bool(ram[i, self.game.over_addr - 0xC000])
+            terminated = bool(self.game.over(ram[i, self.game.over_addr - 0xC000]))
             state: dict[str, Any] = {name: np.asarray(v[i]) for name, v in regions.items()}
             state.update(registers=regs[i], screen=shades[i], t=np.int32(t),
                          held=np.int32(masks[i]))
@@ -346,7 +353,7 @@ class CoreVectorEnv:
         self.vec.tick(self.frame_skip, False, [int(m) for m in self.game.masks[acts]])
         ram = self.vec.read(0xC000, 0xE000)
         reward = ram[:, self.game.score_addr - 0xC000].astype(np.float32) - before
-        terminated = ram[:, self.game.over_addr - 0xC000] != 0
+        terminated = np.asarray(self.game.over(ram[:, self.game.over_addr - 0xC000]))
         self.t += 1
         truncated = ~terminated & (self.t >= self.max_steps)
         obs = self._obs(ram)
