@@ -193,6 +193,25 @@ impl PyGameBoy {
             .map_err(|e| PyValueError::new_err(format!("bad PyBoy state: {e}")))
     }
 
+    /// Zero-copy (144, 160) uint8 view of the palette shades (what `shades()` copies):
+    /// read-only, it keeps the emulator alive and shows each new screen after `tick` without
+    /// another call (copy it to keep a frame).
+    fn shades_view<'py>(this: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        single_view(this, |g| g.screen.shades.as_ptr(), (ROWS, COLS).into_dimension())
+    }
+
+    /// Zero-copy (0x2000,) uint8 view of work RAM, 0xC000-0xDFFF (what `read(0xC000, 0xE000)`
+    /// copies); read-only, updated in place by each `tick`.
+    fn wram_view<'py>(this: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        single_view(this, |g| g.wram.as_ptr(), [0x2000usize].into_dimension())
+    }
+
+    /// Zero-copy (0x7F,) uint8 view of high RAM, 0xFF80-0xFFFE (what `read(0xFF80, 0xFFFF)`
+    /// copies); read-only, updated in place by each `tick`.
+    fn hram_view<'py>(this: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        single_view(this, |g| g.hram.as_ptr(), [0x7Fusize].into_dimension())
+    }
+
     #[getter]
     fn frame_count(&self) -> u64 {
         self.gb.frame_count
@@ -202,6 +221,33 @@ impl PyGameBoy {
     fn cycles(&self) -> u64 {
         self.gb.cycles
     }
+}
+
+/// A read-only, C-ordered NumPy array of `shape` over an array field of the emulator inside
+/// `this` (`field` gives its first byte). The emulator lives inline in the Python object, which
+/// never moves and is the array's base: the memory outlives the array. Its values change in
+/// place at every `tick`, and `load_state`/`load_pyboy_state` replace the machine in place.
+fn single_view<'py, D>(
+    this: &Bound<'py, PyGameBoy>,
+    field: impl Fn(&GameBoy) -> *const u8,
+    shape: D,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    D: Dimension,
+{
+    let me = this.borrow();
+    let ptr = field(&me.gb);
+    // SAFETY: `field` returns the start of an inline array of the emulator of at least
+    // shape.size() bytes (the callers pair each field with its own shape); see above for why the
+    // memory outlives the array. It is marked read-only; Rust writes to it only in methods
+    // that take the emulator mutably (`tick`, `write`, `load_*`).
+    let view = unsafe { ArrayView::from_shape_ptr(shape, ptr) };
+    let arr = unsafe { PyArray::<u8, _>::borrow_from_array(&view, this.clone().into_any()) };
+    drop(me);
+    let kwargs = PyDict::new(this.py());
+    kwargs.set_item("write", false)?;
+    arr.call_method("setflags", (), Some(&kwargs))?;
+    Ok(arr.into_any())
 }
 
 /// One emulator of a batch, on its own cache lines: the threads stepping neighbouring machines
