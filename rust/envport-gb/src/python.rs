@@ -45,6 +45,20 @@ fn make(rom: &[u8], boot_rom: Option<&[u8]>) -> PyResult<GameBoy> {
     GameBoy::new(rom, boot_rom).map_err(|e| PyValueError::new_err(format!("bad ROM: {e}")))
 }
 
+fn export_pyboy<'py>(py: Python<'py>, gb: &GameBoy, strict: bool) -> PyResult<Bound<'py, PyBytes>> {
+    if strict {
+        let gaps = gb.pyboy_state_gaps();
+        if !gaps.is_empty() {
+            return Err(PyValueError::new_err(format!(
+                "the machine holds what PyBoy's save state cannot carry: {} (PyBoy loading it \
+                 would be another machine; strict=False exports it anyway)",
+                gaps.join(", ")
+            )));
+        }
+    }
+    Ok(PyBytes::new(py, &gb.save_pyboy_state()))
+}
+
 fn check_range(start: usize, stop: usize) -> PyResult<()> {
     if start > stop || stop > 0x10000 {
         return Err(PyValueError::new_err(format!(
@@ -185,6 +199,25 @@ impl PyGameBoy {
             .map_err(|e| PyValueError::new_err(format!("bad state: {e}")))
     }
 
+    /// The machine as a PyBoy 2.8.1 save state (format 29, DMG, sound off), for
+    /// `PyBoy.load_state`. `strict`: refuse (ValueError naming them) when the machine holds
+    /// something PyBoy's format cannot carry (see `pyboy_state_gaps`), so that PyBoy loading
+    /// the bytes is the same machine.
+    #[pyo3(signature = (strict=true))]
+    fn save_pyboy_state<'py>(
+        &self,
+        py: Python<'py>,
+        strict: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        export_pyboy(py, &self.gb, strict)
+    }
+
+    /// What the machine holds that PyBoy's save-state format does not carry (empty: PyBoy
+    /// loading `save_pyboy_state()` is the same machine).
+    fn pyboy_state_gaps(&self) -> Vec<&'static str> {
+        self.gb.pyboy_state_gaps()
+    }
+
     /// Takes a PyBoy 2.8.1 save state (`PyBoy.save_state`, DMG, sound off) as a fresh PyBoy
     /// would take it with `load_state`.
     fn load_pyboy_state(&mut self, data: &[u8]) -> PyResult<()> {
@@ -197,7 +230,11 @@ impl PyGameBoy {
     /// read-only, it keeps the emulator alive and shows each new screen after `tick` without
     /// another call (copy it to keep a frame).
     fn shades_view<'py>(this: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        single_view(this, |g| g.screen.shades.as_ptr(), (ROWS, COLS).into_dimension())
+        single_view(
+            this,
+            |g| g.screen.shades.as_ptr(),
+            (ROWS, COLS).into_dimension(),
+        )
     }
 
     /// Zero-copy (0x2000,) uint8 view of work RAM, 0xC000-0xDFFF (what `read(0xC000, 0xE000)`
@@ -476,6 +513,22 @@ impl PyVecGameBoy {
             .get(i)
             .ok_or_else(|| PyValueError::new_err(format!("no emulator {i}")))?;
         Ok(PyBytes::new(py, &g.save_state()))
+    }
+
+    /// Emulator `i` as a PyBoy 2.8.1 save state (see `GameBoy.save_pyboy_state`).
+    #[pyo3(signature = (i, strict=true))]
+    fn save_pyboy_state<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        strict: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let n = self.gbs.len();
+        let g = self
+            .gbs
+            .get(i)
+            .ok_or_else(|| PyValueError::new_err(format!("no emulator {i} of {n}")))?;
+        export_pyboy(py, g, strict)
     }
 
     /// Emulator `i` takes a PyBoy 2.8.1 save state (see `GameBoy.load_pyboy_state`).
