@@ -18,6 +18,7 @@ import pytest
 
 from envport.envs.gameboy.build_roms import rom_path
 from envport.envs.gameboy.lockstep import compare_frame, make_core, make_pyboy
+from envport.envs.gameboy.randomize import randomise
 
 
 def _pair(rom: str) -> tuple[Any, Any]:
@@ -85,21 +86,6 @@ def test_pyboy_loading_the_export_runs_on_as_the_core(rom: str, frames: int) -> 
     pb.stop(save=False)
 
 
-def _randomise(gb: Any, rng: np.random.Generator) -> None:
-    """Random A F B C D E HL (SP, PC kept: the code and its stack stay where they are) and
-    random WRAM and HRAM bytes outside the 16 bytes from SP (return addresses)."""
-    sp, pc = gb.registers()[7:]
-    regs = [int(v) for v in rng.integers(0, 256, 6)]
-    regs[1] &= 0xF0  # F's low nibble does not exist
-    gb.set_registers(*regs, int(rng.integers(0, 0x10000)), sp, pc)
-    for lo, hi in ((0xC000, 0xE000), (0xFF80, 0xFFFF)):
-        data = bytearray(gb.read(lo, hi))
-        for i in rng.choice(hi - lo, size=(hi - lo) // 4, replace=False):
-            if not 0 <= lo + int(i) - sp < 16:
-                data[int(i)] = int(rng.integers(0, 256))
-        gb.write(lo, bytes(data))
-
-
 @pytest.mark.parametrize("rom", ["hello", "catch"])
 def test_randomised_registers_and_ram_go_from_the_core_to_pyboy(rom: str) -> None:
     import envport_gb
@@ -114,7 +100,7 @@ def test_randomised_registers_and_ram_go_from_the_core_to_pyboy(rom: str) -> Non
         for f in range(start):
             gb.set_buttons(_buttons(f))
             gb.tick(1, True)
-        _randomise(gb, rng)
+        randomise(gb, rng)
         exported = gb.save_pyboy_state()
         # The core goes first: a state that reaches an unused opcode (PyBoy would hang) is
         # dropped; the others are run again from the export on both.
