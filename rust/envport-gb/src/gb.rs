@@ -232,7 +232,12 @@ impl GameBoy {
 
     #[inline]
     pub(crate) fn lcd_tick(&mut self, now: u64) {
-        let (flags, event) = self.lcd.tick(now);
+        let ticked = self.lcd.tick(now);
+        self.lcd_event(ticked);
+    }
+
+    #[inline(always)]
+    fn lcd_event(&mut self, (flags, event): (u8, LineEvent)) {
         self.if_reg |= flags;
         match event {
             LineEvent::None => {}
@@ -680,7 +685,8 @@ impl GameBoy {
         if !self.timer.idle() {
             self.timer_tick();
         }
-        self.lcd_tick(self.cycles);
+        let ticked = self.lcd.tick_inline(self.cycles);
+        self.lcd_event(ticked);
         self.caught_up_at = self.cycles;
     }
 

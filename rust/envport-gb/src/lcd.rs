@@ -227,8 +227,16 @@ impl Lcd {
     }
 
     /// Brings the PPU to CPU time `now`: at most one mode transition per call. Returns the
-    /// interrupt flags raised and what the renderer should do.
+    /// interrupt flags raised and what the renderer should do. Out of line for the bus; the
+    /// catch-up after each batch inlines `tick_inline`.
+    #[inline(never)]
     pub fn tick(&mut self, now: u64) -> (u8, LineEvent) {
+        self.tick_inline(now)
+    }
+
+    /// `tick`, inlined into its caller.
+    #[inline(always)]
+    pub fn tick_inline(&mut self, now: u64) -> (u8, LineEvent) {
         let cycles = now.wrapping_sub(self.last_cycles);
         if cycles == 0 {
             return (0, LineEvent::None);
