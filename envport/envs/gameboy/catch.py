@@ -115,7 +115,14 @@ def _perturber() -> Any:
 def perturb(state: Any, rng: np.random.Generator) -> Any:
     """A visited PyBoy state with the game's variables redrawn (through PyBoy's memory writes,
     then its save state): paddle, fruit, lives, speed and a score that may sit at the edges
-    (7, 15, 23 before a speed-up, 254 and 255 where it stops), states a policy rarely reaches."""
+    (7, 15, 23 before a speed-up, 254 and 255 where it stops), states a policy rarely reaches.
+    One time in two instead: random registers and RAM, drawn on the core and exported to PyBoy
+    in its format (``randomize.py``; states that reach an unused opcode, where PyBoy hangs, are
+    drawn again)."""
+    if rng.random() < 0.5:
+        from envport.envs.gameboy.randomize import randomised_state
+
+        return randomised_state(CATCH, state, rng)
     side = _perturber()
     side.set_state(state)
     if int(np.asarray(state["wram"])[2]) == 1:  # playing

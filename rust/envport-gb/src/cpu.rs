@@ -60,11 +60,18 @@ pub struct FetchWindow {
     limit: [u16; 4],
 }
 
+/// The bytes of a 16 KiB ROM page fetched without checks (see `refresh_fetch`): an instruction
+/// of up to 3 bytes starting below it lies within the page.
+const FAST_SPAN: u32 = 0x3FFE;
+
 /// The CPU state the batch loop keeps in registers (see `cpu_tick`): the SM83 registers, PC
 /// and the cycle count.
 struct Hot {
     pc: u16,
-    cycles: u64,
+    /// Cycles left to `stop` (the batch's end, or the point where the batch loop looks at EI
+    /// delay and bail): handlers count it down, and the loop's test is its sign, so the cycle
+    /// count itself (`stop - rem`) needs no register of its own in the hot loop.
+    rem: i64,
     a: u8,
     f: u8,
     b: u8,
@@ -74,16 +81,38 @@ struct Hot {
     hl: u16,
     sp: u16,
     /// The ROM page PC was in when the batch started, for a fetch with one comparison: PC in
-    /// [fast_lo, fast_lo + fast_span) reads at fast_base + PC (the page's flat offset added).
-    /// The fetch window changes only with a bail, which ends the batch.
-    fast_lo: u16,
-    fast_span: u16,
+    /// [fast_lo, fast_lo + FAST_SPAN) reads at fast_base + PC (the page's flat offset added);
+    /// fast_lo is out of PC's range when that page has no fast path. The span is a constant (a
+    /// register fewer in the loop). The fetch window changes only with a bail, which ends the
+    /// batch.
+    fast_lo: u32,
     fast_base: *const u8,
-    /// See `cpu_tick`: the cycle count at which the batch loop looks at EI delay and bail.
+    /// See `cpu_tick` and `rem`: read on the rare paths only.
     stop: i64,
 }
 
 impl Hot {
+    /// The CPU's cycle count.
+    #[inline(always)]
+    fn now(&self) -> u64 {
+        (self.stop - self.rem) as u64
+    }
+    #[inline(always)]
+    fn add(&mut self, cycles: u64) {
+        self.rem -= cycles as i64;
+    }
+    /// Moves `stop` to `at` (the cycle count unchanged).
+    #[inline(always)]
+    fn set_stop(&mut self, at: i64) {
+        self.rem = at - (self.stop - self.rem);
+        self.stop = at;
+    }
+    /// The loop looks at EI delay and bail after this instruction.
+    #[inline(always)]
+    fn check_after(&mut self) {
+        self.stop -= self.rem;
+        self.rem = 0;
+    }
     #[inline(always)]
     fn bc(&self) -> u16 {
         ((self.b as u16) << 8) | self.c as u16
@@ -258,7 +287,7 @@ impl GameBoy {
             return self.hram[(addr - 0xFF80) as usize];
         }
         // The slow paths see the clock, and HL (an OAM read during DMA compares it).
-        (self.cycles, self.hl) = (r.cycles, r.hl);
+        (self.cycles, self.hl) = (r.now(), r.hl);
         self.read_slow(addr)
     }
 
@@ -273,10 +302,10 @@ impl GameBoy {
             self.hram[(addr - 0xFF80) as usize] = value;
             return;
         }
-        (self.cycles, self.hl) = (r.cycles, r.hl);
+        (self.cycles, self.hl) = (r.now(), r.hl);
         self.write_slow(addr, value);
         if self.bail {
-            r.stop = i64::MIN; // only the slow paths bail
+            r.check_after(); // only the slow paths bail
         }
     }
 
@@ -285,7 +314,7 @@ impl GameBoy {
         // Cycles before each byte are added by the callers (they differ by instruction).
         let (addr, value) = (r.sp.wrapping_sub(1), (v >> 8) as u8);
         self.write_c(r, addr, value);
-        r.cycles += 4;
+        r.add(4);
         let (addr, value) = (r.sp.wrapping_sub(2), v as u8);
         self.write_c(r, addr, value);
         r.sp = r.sp.wrapping_sub(2);
@@ -294,7 +323,7 @@ impl GameBoy {
     #[inline(always)]
     fn pop16(&mut self, r: &mut Hot) -> u16 {
         let lo = self.read_c(r, r.sp) as u16;
-        r.cycles += 4;
+        r.add(4);
         let hi = self.read_c(r, r.sp.wrapping_add(1)) as u16;
         r.sp = r.sp.wrapping_add(2);
         (hi << 8) | lo
@@ -348,9 +377,13 @@ impl GameBoy {
     }
 
     /// Runs the CPU for (at least) `budget` cycles, stopping early after a write that may
-    /// change the schedule (PyBoy's `bail`).
-    pub(crate) fn cpu_tick(&mut self, budget: i64) {
-        let target = self.cycles as i64 + budget;
+    /// change the schedule (PyBoy's `bail`). When a batch ends on its budget with nothing for
+    /// the next batch's start to do (no bail, no pending interrupt, no HALT or EI delay), the
+    /// peripherals are caught up here (`end_batch`) and the next batch runs at once, the CPU
+    /// state staying in registers: the same steps in the same order as `run_frame`'s loop.
+    /// Returns true when the last batch's catch-up was done here.
+    pub(crate) fn cpu_tick(&mut self, budget: i64) -> bool {
+        let mut target = self.cycles as i64 + budget;
         if self.check_interrupts() {
             self.halted = false;
         }
@@ -363,44 +396,79 @@ impl GameBoy {
         self.interrupt_queued = false;
         self.bail = false;
         if (self.cycles as i64) >= target {
-            return;
+            return false;
         }
         // One comparison per instruction: `stop` is the batch's end, or i64::MIN when the last
         // instruction may have bailed or an EI delay is running; then the rare cases are
         // handled in the order PyBoy handles them (EI delay, bail, end of the batch).
         let mut r = self.load_hot();
-        r.stop = if self.ei_delay != 0 { i64::MIN } else { target };
+        if self.ei_delay == 0 {
+            r.set_stop(target);
+        }
         // PC and the cycle count live in registers during the batch (no store-to-load round
         // trip through memory on every instruction): nothing on the bus reads PC, and the
         // cycle count is stored for the bus only on its slow paths (`read_c`, `write_c`).
+        let caught_up;
         loop {
             self.fetch_execute(&mut r);
-            if (r.cycles as i64) >= r.stop {
-                r.stop = target;
+            if r.rem <= 0 {
+                r.set_stop(target);
                 self.after_ei();
-                if self.bail || (r.cycles as i64) >= target {
+                if self.bail {
+                    caught_up = false;
                     break; // bail is also set when the CPU stalls
                 }
+                if r.rem <= 0 {
+                    target = self.end_batch(r.now());
+                    if target == i64::MIN {
+                        caught_up = true;
+                        break;
+                    }
+                    r.set_stop(target);
+                    continue;
+                }
                 if self.ei_delay != 0 {
-                    r.stop = i64::MIN;
+                    r.check_after();
                 }
             }
         }
         self.store_hot(&r);
+        caught_up
+    }
+
+    /// The end of a batch that ran to its budget: the peripherals' catch-up, then, when the next
+    /// batch's start has nothing to do (see `cpu_tick`), its end; otherwise i64::MIN (the frame
+    /// loop takes over: the frame ended, or an interrupt, HALT or EI delay is due).
+    /// Takes the cycle count alone, by value: a reference to the hot state would keep it in
+    /// memory through the loop. The catch-up reads no CPU register but the clock.
+    #[inline(never)]
+    fn end_batch(&mut self, cycles: u64) -> i64 {
+        self.cycles = cycles;
+        self.catch_up();
+        if self.lcd.frame_done
+            || self.interrupt_queued
+            || self.ei_delay != 0
+            || self.halted
+            || self.pending() != 0
+        {
+            return i64::MIN;
+        }
+        // cpu_tick's start for this case: check_interrupts finds nothing, bail is clear.
+        self.cycles as i64 + self.budget()
     }
 
     #[inline(always)]
     fn load_hot(&self) -> Hot {
         let page = (self.pc >> 14) as usize;
-        let (fast_lo, fast_span, fast_base) = if self.fetch.limit[page] != 0 {
+        let (fast_lo, fast_base) = if self.fetch.limit[page] != 0 {
+            debug_assert_eq!(self.fetch.limit[page], FAST_SPAN as u16);
             let base = self.cart.rom.as_ptr().wrapping_add(self.fetch.offset[page]);
-            ((page as u16) << 14, self.fetch.limit[page], base)
+            ((page as u32) << 14, base)
         } else {
-            (0, 0, self.cart.rom.as_ptr())
+            (0x20000, self.cart.rom.as_ptr())
         };
         Hot {
             pc: self.pc,
-            cycles: self.cycles,
             a: self.a,
             f: self.f,
             b: self.b,
@@ -410,15 +478,15 @@ impl GameBoy {
             hl: self.hl,
             sp: self.sp,
             fast_lo,
-            fast_span,
             fast_base,
-            stop: i64::MIN,
+            rem: 0,
+            stop: self.cycles as i64,
         }
     }
 
     #[inline(always)]
     fn store_hot(&mut self, r: &Hot) {
-        (self.pc, self.cycles) = (r.pc, r.cycles);
+        (self.pc, self.cycles) = (r.pc, r.now());
         (self.a, self.f, self.b, self.c) = (r.a, r.f, r.b, r.c);
         (self.d, self.e, self.hl, self.sp) = (r.d, r.e, r.hl, r.sp);
     }
@@ -439,8 +507,12 @@ impl GameBoy {
             high,
             offset: [low as usize, high as usize, 0, 0],
             limit: [
-                if fits(low) { 0x3FFE } else { 0 },
-                if fits(high + 0x4000) { 0x3FFE } else { 0 },
+                if fits(low) { FAST_SPAN as u16 } else { 0 },
+                if fits(high + 0x4000) {
+                    FAST_SPAN as u16
+                } else {
+                    0
+                },
                 0,
                 0,
             ],
@@ -472,7 +544,7 @@ impl GameBoy {
     fn fetch_execute(&mut self, r: &mut Hot) {
         let pc = r.pc;
         let page = (pc >> 14) as usize;
-        let (op, v16) = if pc.wrapping_sub(r.fast_lo) < r.fast_span {
+        let (op, v16) = if (pc as u32).wrapping_sub(r.fast_lo) < FAST_SPAN {
             // SAFETY: as below, for the page `load_hot` chose (same offset and limit).
             unsafe {
                 let p = r.fast_base.wrapping_add(pc as usize);
@@ -493,7 +565,7 @@ impl GameBoy {
                 )
             }
         } else {
-            self.cycles = r.cycles;
+            self.cycles = r.now();
             let (op, b1, b2) = self.fetch_slow(pc);
             (op, ((b2 as u16) << 8) | b1 as u16)
         };
@@ -548,7 +620,7 @@ impl GameBoy {
     #[inline(always)]
     fn next(&mut self, r: &mut Hot, len: u16, cycles: u64) {
         r.pc = r.pc.wrapping_add(len);
-        r.cycles += cycles;
+        r.add(cycles);
     }
 
     /// Dispatch on the opcode to the specialised handlers (CB's second byte is `b1`).
@@ -894,13 +966,13 @@ impl GameBoy {
             0x34 | 0x35 => {
                 let a = self.read_c(r, r.hl);
                 let t = if op == 0x34 { r.inc8(a) } else { r.dec8(a) };
-                r.cycles += 4;
+                r.add(4);
                 let (addr, value) = (r.hl, t);
                 self.write_c(r, addr, value);
                 self.next(r, 1, 8);
             }
             0x36 => {
-                r.cycles += 4;
+                r.add(4);
                 let (addr, value) = (r.hl, v8);
                 self.write_c(r, addr, value);
                 self.next(r, 2, 8);
@@ -937,15 +1009,15 @@ impl GameBoy {
             0x10 => self.next(r, 2, 4), // STOP: a 2-byte no-op on DMG in PyBoy
             0x18 => {
                 r.pc = r.pc.wrapping_add(2).wrapping_add(v8 as i8 as i16 as u16);
-                r.cycles += 12;
+                r.add(12);
             }
             0x20 | 0x28 | 0x30 | 0x38 => {
                 r.pc = r.pc.wrapping_add(2);
                 if r.condition(op) {
                     r.pc = r.pc.wrapping_add(v8 as i8 as i16 as u16);
-                    r.cycles += 12;
+                    r.add(12);
                 } else {
-                    r.cycles += 8;
+                    r.add(8);
                 }
             }
             0x27 => {
@@ -992,8 +1064,8 @@ impl GameBoy {
                 self.halted = true;
                 self.halted_during_ei = self.ei_delay == 1;
                 self.bail = true;
-                r.stop = i64::MIN;
-                r.cycles += 4;
+                r.check_after();
+                r.add(4);
             }
             0x40 => self.ld_r_r::<0, 0>(r),
             0x41 => self.ld_r_r::<0, 1>(r),
@@ -1128,26 +1200,26 @@ impl GameBoy {
             }
             0xC0 | 0xC8 | 0xD0 | 0xD8 => {
                 if r.condition(op) {
-                    r.cycles += 8;
+                    r.add(8);
                     r.pc = self.pop16(r);
-                    r.cycles += 8;
+                    r.add(8);
                 } else {
                     self.next(r, 1, 8);
                 }
             }
             0xC9 => {
-                r.cycles += 4;
+                r.add(4);
                 r.pc = self.pop16(r);
-                r.cycles += 8;
+                r.add(8);
             }
             0xD9 => {
                 self.ime = true;
                 self.ei_delay = 0;
                 self.bail = self.pending() != 0;
-                r.stop = i64::MIN;
-                r.cycles += 4;
+                r.check_after();
+                r.add(4);
                 r.pc = self.pop16(r);
-                r.cycles += 8;
+                r.add(8);
             }
             0xC1 | 0xD1 | 0xE1 | 0xF1 => {
                 let v = self.pop16(r);
@@ -1169,52 +1241,52 @@ impl GameBoy {
                     0xE5 => r.hl,
                     _ => ((r.a as u16) << 8) | r.f as u16,
                 };
-                r.cycles += 8;
+                r.add(8);
                 self.push16(r, v);
                 self.next(r, 1, 4);
             }
             0xC2 | 0xCA | 0xD2 | 0xDA => {
                 if r.condition(op) {
                     r.pc = v16;
-                    r.cycles += 16;
+                    r.add(16);
                 } else {
                     self.next(r, 3, 12);
                 }
             }
             0xC3 => {
                 r.pc = v16;
-                r.cycles += 16;
+                r.add(16);
             }
             0xE9 => {
                 r.pc = r.hl;
-                r.cycles += 4;
+                r.add(4);
             }
             0xC4 | 0xCC | 0xD4 | 0xDC | 0xCD => {
                 r.pc = r.pc.wrapping_add(3);
                 if op == 0xCD || r.condition(op) {
-                    r.cycles += 16;
+                    r.add(16);
                     self.push16(r, r.pc);
                     r.pc = v16;
-                    r.cycles += 4;
+                    r.add(4);
                 } else {
-                    r.cycles += 12;
+                    r.add(12);
                 }
             }
             0xC7 | 0xCF | 0xD7 | 0xDF | 0xE7 | 0xEF | 0xF7 | 0xFF => {
                 r.pc = r.pc.wrapping_add(1);
-                r.cycles += 8;
+                r.add(8);
                 self.push16(r, r.pc);
                 r.pc = (op & 0x38) as u16;
-                r.cycles += 4;
+                r.add(4);
             }
             0xE0 => {
-                r.cycles += 4;
+                r.add(4);
                 let (addr, value) = (0xFF00 | v8 as u16, r.a);
                 self.write_c(r, addr, value);
                 self.next(r, 2, 8);
             }
             0xF0 => {
-                r.cycles += 4;
+                r.add(4);
                 r.a = self.read_c(r, 0xFF00 | v8 as u16);
                 self.next(r, 2, 8);
             }
@@ -1228,13 +1300,13 @@ impl GameBoy {
                 self.next(r, 1, 8);
             }
             0xEA => {
-                r.cycles += 8;
+                r.add(8);
                 let (addr, value) = (v16, r.a);
                 self.write_c(r, addr, value);
                 self.next(r, 3, 8);
             }
             0xFA => {
-                r.cycles += 8;
+                r.add(8);
                 r.a = self.read_c(r, v16);
                 self.next(r, 3, 8);
             }
@@ -1259,7 +1331,7 @@ impl GameBoy {
                 if self.ei_delay == 0 {
                     self.ei_delay = 2;
                 }
-                r.stop = i64::MIN;
+                r.check_after();
                 self.next(r, 1, 4);
             }
             _ => {
@@ -1270,7 +1342,7 @@ impl GameBoy {
                     pc: r.pc,
                 });
                 self.bail = true;
-                r.stop = i64::MIN;
+                r.check_after();
             }
         }
     }
@@ -1578,7 +1650,7 @@ impl GameBoy {
         let group = op >> 6;
         let n = (op >> 3) & 7;
         if ri == 6 {
-            r.cycles += 4;
+            r.add(4);
             let v = self.read_c(r, r.hl);
             if group == 1 {
                 r.f = (r.f & FLAG_C) | FLAG_H | (((v & (1 << n)) == 0) as u8) << 7;
@@ -1590,7 +1662,7 @@ impl GameBoy {
                 2 => v & !(1 << n),
                 _ => v | (1 << n),
             };
-            r.cycles += 4;
+            r.add(4);
             let (addr, value) = (r.hl, t);
             self.write_c(r, addr, value);
             self.next(r, 2, 8);

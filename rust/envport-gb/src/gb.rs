@@ -166,6 +166,8 @@ pub struct GameBoy {
     pub screen: Screen,
     pub render: bool,
     pub frame_count: u64,
+    /// The cycle count of the last catch-up after a batch (see `catch_up`); not state.
+    pub(crate) caught_up_at: u64,
 }
 
 impl GameBoy {
@@ -219,6 +221,7 @@ impl GameBoy {
             screen: Screen::default(),
             render: true,
             frame_count: 0,
+            caught_up_at: 0,
         };
         g.refresh_fetch();
         Ok(g)
@@ -229,7 +232,12 @@ impl GameBoy {
 
     #[inline]
     pub(crate) fn lcd_tick(&mut self, now: u64) {
-        let (flags, event) = self.lcd.tick(now);
+        let ticked = self.lcd.tick(now);
+        self.lcd_event(ticked);
+    }
+
+    #[inline(always)]
+    fn lcd_event(&mut self, (flags, event): (u8, LineEvent)) {
         self.if_reg |= flags;
         match event {
             LineEvent::None => {}
@@ -631,29 +639,68 @@ impl GameBoy {
         }
         self.render = render;
         self.lcd.frame_done = false;
+        self.caught_up_at = self.cycles; // nothing is deferred between frames
         while !self.lcd.frame_done {
-            let target = 4.max(
-                self.timer
-                    .cycles_to_interrupt
-                    .min(self.lcd.cycles_to_interrupt)
-                    .min(self.lcd.cycles_to_frame)
-                    .min(MAX_CYCLES)
-                    .min(self.serial.cycles_to_interrupt),
-            );
-            self.cpu_tick(target);
+            let caught_up = self.cpu_tick(self.budget());
             if self.stall.is_some() {
+                self.settle();
                 return false;
             }
-            if self.dma_active && !self.dma_reading {
-                self.mao = 0;
-                self.sync_oam_dma(0);
+            if !caught_up {
+                self.catch_up();
             }
-            self.serial_tick();
-            self.timer_tick();
-            self.lcd_tick(self.cycles);
         }
+        self.settle();
         self.frame_count += 1;
         true
+    }
+
+    /// Cycles the CPU may run before the next scheduled event (PyBoy's batch length).
+    #[inline(always)]
+    pub(crate) fn budget(&self) -> i64 {
+        4.max(
+            self.timer
+                .cycles_to_interrupt
+                .min(self.lcd.cycles_to_interrupt)
+                .min(self.lcd.cycles_to_frame)
+                .min(MAX_CYCLES)
+                .min(self.serial.cycles_to_interrupt),
+        )
+    }
+
+    /// What follows every CPU batch: OAM DMA, serial, timer and PPU brought to `self.cycles`.
+    /// A serial port or timer with nothing under way only counts cycles (its tick adds the
+    /// cycles since its last tick to its counters, and schedules nothing), so several of its
+    /// ticks make the same state as one at the end: those are left to `settle` (at the frame's
+    /// end, at a stall) or to the next access of their registers, which ticks them first.
+    #[inline(always)]
+    pub(crate) fn catch_up(&mut self) {
+        if self.dma_active && !self.dma_reading {
+            self.mao = 0;
+            self.sync_oam_dma(0);
+        }
+        if self.serial.transfer_enabled || self.serial.cycles_to_interrupt != MAX_CYCLES {
+            self.serial_tick();
+        }
+        if !self.timer.idle() {
+            self.timer_tick();
+        }
+        let ticked = self.lcd.tick_inline(self.cycles);
+        self.lcd_event(ticked);
+        self.caught_up_at = self.cycles;
+    }
+
+    /// The serial port and timer brought to the last catch-up (see `catch_up`), where the
+    /// batch loop of PyBoy leaves them.
+    fn settle(&mut self) {
+        let at = self.caught_up_at;
+        // A register access after it may have brought them further already.
+        if at > self.serial.last_cycles && self.serial.tick(at) {
+            self.if_reg |= INTR_SERIAL;
+        }
+        if at > self.timer.last_cycles && self.timer.tick(at) {
+            self.if_reg |= INTR_TIMER;
+        }
     }
 
     /// `n` frames; only the last is rendered when `render` (PyBoy's `tick(n, render)`).

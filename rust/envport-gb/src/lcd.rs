@@ -90,6 +90,10 @@ pub struct Lcd {
     pub mode3_adjustment: i16,
     pub last_cycles: u64,
     pub wy_activated_frame: bool,
+    /// PyBoy's record of each line's SCX, SCY, WX, WY and LCDC's tile-data bit (0 or 0x10),
+    /// taken when the line's mode 3 ends (for its API; no effect on emulation): kept so that
+    /// a state exported in PyBoy's format is the one PyBoy itself would save.
+    pub scanline_params: [[u8; 5]; 144],
 }
 
 /// What a call to `Lcd::tick` asks of the rest of the machine besides interrupts.
@@ -136,6 +140,7 @@ impl Default for Lcd {
             mode3_adjustment: 0,
             last_cycles: 0,
             wy_activated_frame: false,
+            scanline_params: [[0; 5]; 144],
         }
     }
 }
@@ -222,8 +227,16 @@ impl Lcd {
     }
 
     /// Brings the PPU to CPU time `now`: at most one mode transition per call. Returns the
-    /// interrupt flags raised and what the renderer should do.
+    /// interrupt flags raised and what the renderer should do. Out of line for the bus; the
+    /// catch-up after each batch inlines `tick_inline`.
+    #[inline(never)]
     pub fn tick(&mut self, now: u64) -> (u8, LineEvent) {
+        self.tick_inline(now)
+    }
+
+    /// `tick`, inlined into its caller.
+    #[inline(always)]
+    pub fn tick_inline(&mut self, now: u64) -> (u8, LineEvent) {
         let cycles = now.wrapping_sub(self.last_cycles);
         if cycles == 0 {
             return (0, LineEvent::None);
@@ -315,6 +328,9 @@ impl Lcd {
                         } else {
                             self.next_stat_mode = 1;
                             self.stat_transition = TRANSITION_NONE;
+                        }
+                        if let Some(p) = self.scanline_params.get_mut(self.ly as usize) {
+                            *p = [self.scx, self.scy, self.wx, self.wy, self.lcdc & 0x10];
                         }
                         event = LineEvent::DrawLine(self.ly);
                     }

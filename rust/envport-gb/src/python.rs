@@ -45,6 +45,20 @@ fn make(rom: &[u8], boot_rom: Option<&[u8]>) -> PyResult<GameBoy> {
     GameBoy::new(rom, boot_rom).map_err(|e| PyValueError::new_err(format!("bad ROM: {e}")))
 }
 
+fn export_pyboy<'py>(py: Python<'py>, gb: &GameBoy, strict: bool) -> PyResult<Bound<'py, PyBytes>> {
+    if strict {
+        let gaps = gb.pyboy_state_gaps();
+        if !gaps.is_empty() {
+            return Err(PyValueError::new_err(format!(
+                "the machine holds what PyBoy's save state cannot carry: {} (PyBoy loading it \
+                 would be another machine; strict=False exports it anyway)",
+                gaps.join(", ")
+            )));
+        }
+    }
+    Ok(PyBytes::new(py, &gb.save_pyboy_state()))
+}
+
 fn check_range(start: usize, stop: usize) -> PyResult<()> {
     if start > stop || stop > 0x10000 {
         return Err(PyValueError::new_err(format!(
@@ -185,12 +199,54 @@ impl PyGameBoy {
             .map_err(|e| PyValueError::new_err(format!("bad state: {e}")))
     }
 
+    /// The machine as a PyBoy 2.8.1 save state (format 29, DMG, sound off), for
+    /// `PyBoy.load_state`. `strict`: refuse (ValueError naming them) when the machine holds
+    /// something PyBoy's format cannot carry (see `pyboy_state_gaps`), so that PyBoy loading
+    /// the bytes is the same machine.
+    #[pyo3(signature = (strict=true))]
+    fn save_pyboy_state<'py>(
+        &self,
+        py: Python<'py>,
+        strict: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        export_pyboy(py, &self.gb, strict)
+    }
+
+    /// What the machine holds that PyBoy's save-state format does not carry (empty: PyBoy
+    /// loading `save_pyboy_state()` is the same machine).
+    fn pyboy_state_gaps(&self) -> Vec<&'static str> {
+        self.gb.pyboy_state_gaps()
+    }
+
     /// Takes a PyBoy 2.8.1 save state (`PyBoy.save_state`, DMG, sound off) as a fresh PyBoy
     /// would take it with `load_state`.
     fn load_pyboy_state(&mut self, data: &[u8]) -> PyResult<()> {
         self.gb
             .load_pyboy_state(data)
             .map_err(|e| PyValueError::new_err(format!("bad PyBoy state: {e}")))
+    }
+
+    /// Zero-copy (144, 160) uint8 view of the palette shades (what `shades()` copies):
+    /// read-only, it keeps the emulator alive and shows each new screen after `tick` without
+    /// another call (copy it to keep a frame).
+    fn shades_view<'py>(this: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        single_view(
+            this,
+            |g| g.screen.shades.as_ptr(),
+            (ROWS, COLS).into_dimension(),
+        )
+    }
+
+    /// Zero-copy (0x2000,) uint8 view of work RAM, 0xC000-0xDFFF (what `read(0xC000, 0xE000)`
+    /// copies); read-only, updated in place by each `tick`.
+    fn wram_view<'py>(this: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        single_view(this, |g| g.wram.as_ptr(), [0x2000usize].into_dimension())
+    }
+
+    /// Zero-copy (0x7F,) uint8 view of high RAM, 0xFF80-0xFFFE (what `read(0xFF80, 0xFFFF)`
+    /// copies); read-only, updated in place by each `tick`.
+    fn hram_view<'py>(this: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        single_view(this, |g| g.hram.as_ptr(), [0x7Fusize].into_dimension())
     }
 
     #[getter]
@@ -202,6 +258,33 @@ impl PyGameBoy {
     fn cycles(&self) -> u64 {
         self.gb.cycles
     }
+}
+
+/// A read-only, C-ordered NumPy array of `shape` over an array field of the emulator inside
+/// `this` (`field` gives its first byte). The emulator lives inline in the Python object, which
+/// never moves and is the array's base: the memory outlives the array. Its values change in
+/// place at every `tick`, and `load_state`/`load_pyboy_state` replace the machine in place.
+fn single_view<'py, D>(
+    this: &Bound<'py, PyGameBoy>,
+    field: impl Fn(&GameBoy) -> *const u8,
+    shape: D,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    D: Dimension,
+{
+    let me = this.borrow();
+    let ptr = field(&me.gb);
+    // SAFETY: `field` returns the start of an inline array of the emulator of at least
+    // shape.size() bytes (the callers pair each field with its own shape); see above for why the
+    // memory outlives the array. It is marked read-only; Rust writes to it only in methods
+    // that take the emulator mutably (`tick`, `write`, `load_*`).
+    let view = unsafe { ArrayView::from_shape_ptr(shape, ptr) };
+    let arr = unsafe { PyArray::<u8, _>::borrow_from_array(&view, this.clone().into_any()) };
+    drop(me);
+    let kwargs = PyDict::new(this.py());
+    kwargs.set_item("write", false)?;
+    arr.call_method("setflags", (), Some(&kwargs))?;
+    Ok(arr.into_any())
 }
 
 /// One emulator of a batch, on its own cache lines: the threads stepping neighbouring machines
@@ -430,6 +513,22 @@ impl PyVecGameBoy {
             .get(i)
             .ok_or_else(|| PyValueError::new_err(format!("no emulator {i}")))?;
         Ok(PyBytes::new(py, &g.save_state()))
+    }
+
+    /// Emulator `i` as a PyBoy 2.8.1 save state (see `GameBoy.save_pyboy_state`).
+    #[pyo3(signature = (i, strict=true))]
+    fn save_pyboy_state<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        strict: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let n = self.gbs.len();
+        let g = self
+            .gbs
+            .get(i)
+            .ok_or_else(|| PyValueError::new_err(format!("no emulator {i} of {n}")))?;
+        export_pyboy(py, g, strict)
     }
 
     /// Emulator `i` takes a PyBoy 2.8.1 save state (see `GameBoy.load_pyboy_state`).

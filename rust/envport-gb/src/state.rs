@@ -3,7 +3,8 @@
 
 use crate::gb::{GameBoy, Stall};
 
-const MAGIC: &[u8; 8] = b"ENVPGB01";
+/// 02: with the PPU's per-line record (`Lcd::scanline_params`).
+const MAGIC: &[u8; 8] = b"ENVPGB02";
 
 struct W(Vec<u8>);
 
@@ -169,6 +170,9 @@ impl GameBoy {
         w.i64(l.cycles_to_frame);
         w.u16(l.mode3_adjustment as u16);
         w.u64(l.last_cycles);
+        for p in &l.scanline_params {
+            w.0.extend_from_slice(p);
+        }
         let s = &self.serial;
         w.u8(s.sb);
         w.u8(s.sc);
@@ -276,6 +280,9 @@ impl GameBoy {
         l.cycles_to_frame = r.i64()?;
         l.mode3_adjustment = r.u16()? as i16;
         l.last_cycles = r.u64()?;
+        for p in l.scanline_params.iter_mut() {
+            p.copy_from_slice(r.take(5)?);
+        }
         g.serial.sb = r.u8()?;
         g.serial.sc = r.u8()?;
         g.serial.transfer_enabled = r.b()?;
@@ -367,7 +374,9 @@ impl GameBoy {
         g.lcd.wy = r.u8()?;
         g.lcd.wx = r.u8()?;
         let _object_priority_mode = r.u8()?;
-        r.take(144 * 5)?; // PyBoy's per-line record for its API
+        for p in g.lcd.scanline_params.iter_mut() {
+            p.copy_from_slice(r.take(5)?); // PyBoy's per-line record for its API
+        }
         let (lcd_cgb, downgraded, speed_shift) = (r.u8()?, r.u8()?, r.u8()?);
         if lcd_cgb != 0 || downgraded != 0 || speed_shift != 0 {
             return Err("the state's LCD is in a Game Boy Color mode".into());
@@ -454,5 +463,202 @@ impl GameBoy {
         g.refresh_fetch();
         *self = g;
         Ok(())
+    }
+}
+
+/// The bytes of PyBoy 2.8.1's sound block after the audio buffer, as PyBoy with sound emulation
+/// off saves them on a DMG (observed on its states: the same at any time and on any ROM but for
+/// `last_cycles`, the clock of its last peripheral catch-up, at `PYBOY_SOUND_LAST_CYCLES`).
+const PYBOY_SOUND_TAIL_HEX: &str = concat!(
+    "00000000000000e041000000000000e041000000800000000000000000000000",
+    "0000000000000000000000000000000000030000000000000000000000000000",
+    "0000000000000000000000000000400000000000000000000000000000000000",
+    "0000000000000400000000000000000000000000000000000000000000000000",
+    "0000000000000000000000000000000000000000000000000000000000000000",
+    "0000000000000000000000000000000000000000000000400000000000000000",
+    "0000000000000000000000000000000400000000000000000000000000000000",
+    "00000000000000000000ffffffffffffffffffffffffffffffff000000000000",
+    "0000010000000000000000000000000000040000000000000000000000000000",
+    "0000000000000000000000000000000000000000000000000000000000400000",
+    "0000000000000000000000000000000000000000000800000000000000010000",
+    "0000000000004000000000000000000000000000000000000000000000000000",
+    "0000000000000000000000000000",
+);
+const PYBOY_SOUND_LAST_CYCLES: usize = 33;
+/// Samples per frame of PyBoy's default 48 kHz (the audio buffer holds one more, 2 bytes each).
+const PYBOY_SAMPLES_PER_FRAME: u64 = 804;
+
+fn hex_bytes(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex constant"))
+        .collect()
+}
+
+impl GameBoy {
+    /// The machine as a PyBoy 2.8.1 save state (format 29, DMG, sound off): what
+    /// `PyBoy.load_state` takes, field for field the inverse of `load_pyboy_state`. The parts
+    /// the core does not emulate are written as PyBoy with sound emulation off writes them (the
+    /// sound block, the Super Game Boy block, the unimplemented object-priority byte). See
+    /// `pyboy_state_gaps` for what the format cannot carry.
+    pub fn save_pyboy_state(&self) -> Vec<u8> {
+        let mut w = W(Vec::with_capacity(160 * 1024));
+        w.u8(29);
+        w.b(self.bootrom_enabled);
+        for _ in 0..4 {
+            w.u8(0); // KEY0, KEY1, double speed, CGB
+        }
+        for v in [self.a, self.f, self.b, self.c, self.d, self.e] {
+            w.u8(v);
+        }
+        w.u16(self.hl);
+        w.u16(self.sp);
+        w.u16(self.pc);
+        w.b(self.ime);
+        w.u8(self.ei_delay);
+        w.b(self.halted);
+        w.b(self.stopped);
+        w.u8(self.ie_reg);
+        w.b(self.interrupt_queued);
+        w.u8(self.if_reg);
+        w.u64(self.cycles);
+        w.b(self.dma_active);
+        w.b(self.dma_reading);
+        w.u8(self.dma_source);
+        w.u8(self.dma_index);
+        w.u64(self.dma_start_cycle);
+        // LCD
+        let l = &self.lcd;
+        w.0.extend_from_slice(&l.vram);
+        w.0.extend_from_slice(&l.oam);
+        for v in [l.lcdc, l.bgp, l.obp0, l.obp1, l.stat.value, l.ly, l.lyc] {
+            w.u8(v);
+        }
+        for v in [l.scy, l.scx, l.wy, l.wx] {
+            w.u8(v);
+        }
+        w.u8(0xFF); // object priority mode: not implemented by PyBoy, always 0xFF
+        for p in &l.scanline_params {
+            w.0.extend_from_slice(p);
+        }
+        for _ in 0..3 {
+            w.u8(0); // CGB, downgraded, speed shift
+        }
+        w.b(l.frame_done);
+        w.b(l.first_frame);
+        w.b(l.reset);
+        w.u64(l.last_cycles);
+        w.u64(l.clock);
+        w.u64(l.clock_target);
+        w.u8(l.next_stat_mode);
+        w.u8(l.stat_transition);
+        // Sound: audio buffer head, samples per frame, cycles per sample (a double), the empty
+        // buffer, then the fixed tail with the catch-up clock, which is the PPU's.
+        w.u64(0);
+        w.u64(PYBOY_SAMPLES_PER_FRAME);
+        w.0.extend_from_slice(&(4_194_304f64 / 48_000f64).to_le_bytes());
+        w.0.resize(w.0.len() + (PYBOY_SAMPLES_PER_FRAME as usize + 1) * 2, 0);
+        let mut tail = hex_bytes(PYBOY_SOUND_TAIL_HEX);
+        tail[PYBOY_SOUND_LAST_CYCLES..PYBOY_SOUND_LAST_CYCLES + 8]
+            .copy_from_slice(&l.last_cycles.to_le_bytes());
+        w.0.extend_from_slice(&tail);
+        // Renderer: an RGBA word (PyBoy's "Grey") and an attribute byte (BG colour 0) a pixel.
+        for (&s, &c0) in self.screen.shades.iter().zip(self.screen.col0.iter()) {
+            let word = if s == crate::render::UNDRAWN {
+                [0, 0, 0, 0]
+            } else {
+                let c = crate::render::GREY[s as usize & 3];
+                [c[0], c[1], c[2], 0xFF]
+            };
+            w.0.extend_from_slice(&word);
+            w.u8(c0);
+        }
+        w.b(l.wy_activated_frame);
+        // RAM
+        w.0.extend_from_slice(&self.wram);
+        w.0.extend_from_slice(&self.unusable);
+        w.0.extend_from_slice(&self.io);
+        w.0.extend_from_slice(&self.hram);
+        w.u8(0); // WRAM bank select (CGB)
+                 // Timer
+        let t = &self.timer;
+        w.u8(t.div);
+        w.u8(t.tima as u8);
+        w.u16(t.div_counter as u16);
+        w.u16(t.tima_counter as u16);
+        w.u8(t.tma);
+        w.u8(t.tac);
+        w.u8(t.tima_reload_state);
+        w.u64(t.last_cycles);
+        w.i64(t.cycles_to_interrupt);
+        // Cartridge
+        let c = &self.cart;
+        w.u8(c.rombank_selected as u8);
+        w.u8(c.rambank_selected as u8);
+        w.b(c.rambank_enabled);
+        w.u8(c.memorymodel);
+        w.0.extend_from_slice(&c.ram[..c.ram_banks * crate::cart::RAM_BANK]);
+        if c.mbc == crate::cart::Mbc::Mbc1 {
+            w.u8(c.bank_select_register1);
+            w.u8(c.bank_select_register2);
+        }
+        w.u8(self.joy_directional);
+        w.u8(self.joy_standard);
+        let s = &self.serial;
+        w.u8(s.sb);
+        w.u8(s.sc);
+        w.b(s.transfer_enabled);
+        w.b(s.internal_clock);
+        w.u64(s.last_cycles);
+        w.i64(s.cycles_to_interrupt);
+        w.u64(s.clock);
+        w.u64(s.clock_target);
+        // Super Game Boy (not detected): one player, joypads released, empty border data.
+        w.0.extend_from_slice(&[0, 0, 1, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF]);
+        w.0.resize(w.0.len() + 0x2000 + 0x800 + 0x80, 0);
+        w.0
+    }
+
+    /// The parts of the machine that PyBoy's format does not carry and that differ from what a
+    /// PyBoy loading `save_pyboy_state()` would have (as `load_pyboy_state` models that load):
+    /// empty when PyBoy loading the export is the same machine. Found by loading the export into
+    /// a fresh core and comparing.
+    pub fn pyboy_state_gaps(&self) -> Vec<&'static str> {
+        let mut g = match GameBoy::new(&self.cart.rom, Some(&self.boot_rom)) {
+            Ok(g) => g,
+            Err(_) => return vec!["ROM"],
+        };
+        if g.load_pyboy_state(&self.save_pyboy_state()).is_err() {
+            return vec!["the state itself (the export does not load)"];
+        }
+        let mut gaps = Vec::new();
+        if self.stall.is_some() {
+            gaps.push("stall (an unused opcode was reached)");
+        }
+        if g.halted_during_ei != self.halted_during_ei {
+            gaps.push("halted_during_ei");
+        }
+        // PyBoy's load leaves the window's line counter at its power-on value (the first
+        // window line drawn after it shows window line 1, where the machine would show 0): it
+        // shows only when the window is drawn before line 143 ends the frame, so only a
+        // machine with the window on is refused. (A game switching the window on later in
+        // the frame would show it: the screen differs there, RAM and registers never do.)
+        if self.lcd.lcdc & 0x20 != 0 && g.screen.ly_window != self.screen.ly_window {
+            gaps.push("window line counter");
+        }
+        g.screen.ly_window = self.screen.ly_window;
+        if g.cart.rombank_selected_low != self.cart.rombank_selected_low {
+            gaps.push("MBC1 low ROM bank");
+        }
+        // Read only at the end of mode 3, and computed again on entering it.
+        if self.lcd.stat.mode == 3 && g.lcd.mode3_adjustment != self.lcd.mode3_adjustment {
+            gaps.push("mode-3 length");
+        }
+        g.lcd.mode3_adjustment = self.lcd.mode3_adjustment;
+        g.frame_count = self.frame_count;
+        if gaps.is_empty() && g.save_state() != self.save_state() {
+            gaps.push("other state (the export and its import differ)");
+        }
+        gaps
     }
 }

@@ -85,6 +85,14 @@ impl Timer {
         }
     }
 
+    /// Off, with no reload under way and nothing scheduled: a tick only adds to DIV's counter.
+    #[inline(always)]
+    pub fn idle(&self) -> bool {
+        self.tima_reload_state == 0
+            && self.tac & 0b100 == 0
+            && self.cycles_to_interrupt == MAX_CYCLES
+    }
+
     /// Brings the timer to CPU time `now`; true when the timer interrupt is raised.
     pub fn tick(&mut self, now: u64) -> bool {
         let mut cycles = now.wrapping_sub(self.last_cycles);
