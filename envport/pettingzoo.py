@@ -48,6 +48,8 @@ import jax.numpy as jnp
 import numpy as np
 from pettingzoo import ParallelEnv
 
+from envport.core.api import Environment, StepResult
+
 AGENTS = ("player_0", "player_1")
 Array = jax.Array
 
@@ -303,3 +305,62 @@ def parallel_env(name: str, max_cycles: int | None = None,
     """PettingZoo ``ParallelEnv`` of two-player environment ``name`` (``pokemon-gen1``,
     ``tcg-pocket``)."""
     return TwoPlayerParallelEnv(two_player(name), max_cycles=max_cycles, render_mode=render_mode)
+
+
+# ---- one player against a fixed opponent: the single-agent view training needs ---------------
+
+OPPONENTS = ("heuristic", "random")
+
+
+class VsOpponent(Environment[Any, Any]):
+    """Player 0 of a simultaneous two-player game (``pokemon-gen1``) against a fixed JAX
+    opponent, as an envport ``Environment`` (``reset`` / ``sample_draws`` / ``transition``):
+    the observation is player 0's row, the action ``Discrete(A)``, the reward player 0's, and
+    ``info["action_mask"]`` player 0's mask (also in its observation). The opponent acts on the
+    same state with ``agents.heuristic_jax`` or ``agents.random_jax``, from the step's key.
+    Jittable and vmappable like any envport environment (what ``envport train --opponent``
+    would build; see the task report for the wiring)."""
+
+    name = "pokemon-gen1-vs-opponent"
+
+    def __init__(self, name: str = "pokemon-gen1", opponent: str = "heuristic") -> None:
+        if name != "pokemon-gen1":
+            raise ValueError(f"VsOpponent plays simultaneous games: pokemon-gen1, not {name!r}")
+        if opponent not in OPPONENTS:
+            raise ValueError(f"opponent must be one of {list(OPPONENTS)}, got {opponent!r}")
+        self.game = two_player(name)
+        self.opponent = opponent
+
+    def default_params(self) -> Any:
+        return self.game.env.default_params()
+
+    def observation_space(self, params: Any = None) -> Any:
+        from envport.core.spaces import Box
+
+        return Box(float(self.game.obs_low), float(self.game.obs_high), self.game.obs_shape)
+
+    def action_space(self, params: Any = None) -> Any:
+        from envport.core.spaces import Discrete
+
+        return Discrete(self.game.n_actions)
+
+    def reset(self, key: Array, params: Any = None) -> tuple[Any, Array]:
+        state, joint = self.game.reset(key, params)
+        return state, joint.obs[0]
+
+    def sample_draws(self, key: Array, state: Any, params: Any = None) -> Array:
+        return key
+
+    def transition(self, state: Any, action: Array, draws: Any, params: Any = None
+                   ) -> StepResult:
+        from envport.envs.pokemon_gen1 import agents
+
+        k_opp, k_env = jax.random.split(draws)
+        if self.opponent == "heuristic":
+            theirs = agents.heuristic_jax(state)[1]
+        else:
+            theirs = agents.random_jax(k_opp, state)[1]
+        actions = jnp.stack([jnp.asarray(action, jnp.int32), theirs])
+        new, joint = self.game.step(k_env, state, actions, params)
+        return StepResult(new, joint.obs[0], joint.reward[0], joint.terminated, joint.truncated,
+                          {"action_mask": joint.mask[0], "opponent_action": theirs})

@@ -149,3 +149,35 @@ def test_the_functional_api_jits_and_vmaps_like_the_host_steps(name):
                    for i, (s, _) in enumerate(singles)]
         for i, (_, single) in enumerate(singles):
             np.testing.assert_array_equal(np.asarray(single.reward), np.asarray(joint.reward)[i])
+
+
+@pytest.mark.slow
+def test_vs_opponent_is_player_0_against_the_jax_heuristic():
+    from envport.envs.pokemon_gen1 import agents
+    from envport.pettingzoo import VsOpponent
+
+    env = VsOpponent("pokemon-gen1", "heuristic")
+    with pytest.raises(ValueError, match="opponent"):
+        VsOpponent("pokemon-gen1", "greedy")
+    keys = jax.random.split(jax.random.key(2), 4)
+    states, obs = jax.jit(jax.vmap(env.reset))(keys)
+    step = jax.jit(jax.vmap(env.step))
+    heuristic = jax.jit(jax.vmap(agents.heuristic_jax))
+    rng = np.random.default_rng(2)
+    done = np.zeros(4, bool)
+    for t in range(300):
+        mask = np.asarray(obs)[:, -12:-1] > 0.5  # the mask columns of player 0's row
+        actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 10 for m in mask],
+                           np.int32)
+        expected = np.asarray(heuristic(states))[:, 1]
+        res = step(jax.random.split(jax.random.key(t), 4), states, jnp.asarray(actions))
+        np.testing.assert_array_equal(np.asarray(res.info["opponent_action"]), expected)
+        np.testing.assert_array_equal(np.asarray(res.info["action_mask"]),
+                                      np.asarray(res.obs)[:, -12:-1] > 0.5)
+        done |= np.asarray(res.terminated)
+        states, obs = res.state, res.obs
+        if done.all():
+            break
+    assert done.all()
+    winners = np.asarray(states.battle.winner)
+    assert (winners != S.WINNER_NONE).all()
