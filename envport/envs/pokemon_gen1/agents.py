@@ -48,6 +48,12 @@ with stat stages and paralysis (1/4). A candidate (a bench Pokemon the mask lets
 switch to) is acceptable when it has a damaging move of at least 1x effectiveness and is not
 outsped and KO'd itself; the best candidate has the highest best-move score (acceptable ones
 first in a forced switch; ties: the lowest position).
+
+**Measured** (``python -m envport.envs.pokemon_gen1.agents --battles 1000 --showdown-battles 100
+--seed S``; the heuristic is p1 in even battles, p2 in odd ones; JAX teams from the env's pool,
+Showdown's from ``Teams.generate`` as ``ShowdownReference`` makes them), heuristic vs random:
+JAX 991 of 1,000 won (seed 0) and 991 of 1,000 (seed 1); Showdown 100 of 100 (seed 0) and 98 of
+100 (seed 1); no ties, every battle finished.
 """
 
 from __future__ import annotations
