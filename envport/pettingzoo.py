@@ -1,0 +1,366 @@
+"""Two-player games as PettingZoo ``ParallelEnv``s, over a jittable two-player functional API.
+
+``parallel_env("pokemon-gen1")`` / ``parallel_env("tcg-pocket")``: a PettingZoo
+:class:`pettingzoo.ParallelEnv` with agents ``player_0`` and ``player_1``. Each agent's
+observation is ``{"observation": its own view, "action_mask": int8[A]}`` (gymnasium ``Dict`` of
+two ``Box``es), its action a ``Discrete(A)`` integer. Each view shows only what that player
+knows: the environments' own per-player observations (Pokemon: own team in full, the
+opponent's as revealed; TCG Pocket: the opponent's hand and both decks hidden). Rewards are
+zero-sum, ``+1`` / ``-1`` at a win, ``0`` for a tie; both agents terminate together at the end
+of the game, or are truncated together after ``max_cycles`` steps (``None``: never; PettingZoo's
+``parallel_api_test`` sets it). ``reset(seed=s)`` starts from ``jax.random.key(s)``; a reset
+without a seed draws its key from the previous one (fixed by the last seed given, else by 0).
+
+**The functional API** (what training uses, batched with ``jax.vmap``): :func:`two_player`
+returns a :class:`TwoPlayer` game with
+
+* ``reset(key, params=None) -> (state, Joint)``
+* ``step(key, state, actions: int32[2], params=None) -> (state, Joint)``
+
+both pure and jittable, where :class:`Joint` holds both players' observations ``[2, D]``, legal
+masks ``bool[2, A]``, rewards ``float32[2]`` and ``terminated`` / ``truncated``. They are the
+environments' own functional cores (``env.reset`` / ``env.step``) with both players' views
+read off the same state:
+
+* ``pokemon-gen1``: simultaneous choices; the joint action is the env's ``int32[2]``, the
+  observations its ``[2, 350]`` rows and the masks ``info["action_mask"]``. A player with
+  nothing to choose (the other side's forced switch) has only ``NO_CHOICE`` (10) legal. A choice
+  the mask does not allow plays the legal choice ``c mod n`` (the env's rule).
+* ``tcg-pocket``: turn-based; only the action of the player to act is applied (``to_act``), the
+  other player's mask is the single ``noop`` action 0 (its action is ignored), both masks are
+  empty once the game is over. An action the mask does not allow changes nothing (the env's
+  rule). Observations are ``encode.observation_vector(state, p)`` for p = 0, 1.
+
+The PettingZoo adapter steps one game on the host with the game's compiled functions
+(:meth:`TwoPlayer.host_functions`); for ``pokemon-gen1`` that is the engine's shared compiled
+step (``engine.compiled``) between two small jitted functions, the same composition as
+``env.transition``, so a process that already compiled the engine does not compile it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+from pettingzoo import ParallelEnv
+
+from envport.core.api import Environment, StepResult
+
+AGENTS = ("player_0", "player_1")
+Array = jax.Array
+
+
+class Joint(NamedTuple):
+    """Both players' view of one moment of a two-player game."""
+
+    obs: Array  # [2, D]: row p is player p's observation
+    mask: Array  # bool [2, A]: row p is player p's legal actions
+    reward: Array  # float32 [2]: this step's rewards (zero-sum)
+    terminated: Array  # bool
+    truncated: Array  # bool
+
+
+_HOST: dict[type, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+
+
+class TwoPlayer:
+    """A two-player game as pure functions (see the module docstring)."""
+
+    name: str
+    n_actions: int
+    noop: int  # an action that is legal whenever a player has nothing to choose
+
+    def __init__(self, env: Any, per_player: bool) -> None:
+        """``per_player``: the env's observation space already is one player's view (else its
+        leading axis is the two players)."""
+        self.env = env
+        space = env.observation_space()
+        self.obs_shape: tuple[int, ...] = tuple(space.shape if per_player else space.shape[1:])
+        self.obs_dtype = np.dtype(space.dtype)
+        self.obs_low, self.obs_high = space.low, space.high
+
+    def reset(self, key: Array, params: Any = None) -> tuple[Any, Joint]:
+        raise NotImplementedError
+
+    def step(self, key: Array, state: Any, actions: Array, params: Any = None
+             ) -> tuple[Any, Joint]:
+        raise NotImplementedError
+
+    def host_functions(self) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        """(reset, step) compiled for stepping one game from the host, one pair per game class
+        and process (the environments hold no state of their own); by default ``jax.jit`` of
+        :meth:`reset` and :meth:`step`."""
+        kind = type(self)
+        if kind not in _HOST:
+            _HOST[kind] = self._compile_host()
+        return _HOST[kind]
+
+    def _compile_host(self) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        return jax.jit(self.reset), jax.jit(self.step)
+
+
+class PokemonTwoPlayer(TwoPlayer):
+    name = "pokemon-gen1"
+
+    def __init__(self) -> None:
+        from envport.envs.pokemon_gen1 import engine as E
+        from envport.envs.pokemon_gen1.env import PokemonGen1
+
+        super().__init__(PokemonGen1(), per_player=False)
+        self.n_actions = E.N_CHOICES
+        self.noop = E.NO_CHOICE
+
+    def reset(self, key: Array, params: Any = None) -> tuple[Any, Joint]:
+        from envport.envs.pokemon_gen1.env import masks_of
+
+        state, obs = self.env.reset(key, params)
+        return state, Joint(obs, masks_of(state.battle), jnp.zeros(2, jnp.float32),
+                            jnp.asarray(False), jnp.asarray(False))
+
+    def step(self, key: Array, state: Any, actions: Array, params: Any = None
+             ) -> tuple[Any, Joint]:
+        res = self.env.step(key, state, jnp.asarray(actions, jnp.int32), params)
+        r = jnp.asarray(res.reward, jnp.float32)
+        return res.state, Joint(res.obs, res.info["action_mask"], jnp.stack([r, -r]),
+                                jnp.asarray(res.terminated), jnp.asarray(res.truncated))
+
+    def _compile_host(self) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        from envport.envs.pokemon_gen1 import engine as E
+        from envport.envs.pokemon_gen1 import env as V
+        from envport.envs.pokemon_gen1 import spec_support as SS
+
+        @jax.jit
+        def before(state: Any, actions: Array) -> Array:
+            return SS.resolve(actions, V.masks_of(state.battle), jnp)
+
+        @jax.jit
+        def after(state: Any, nb: Any) -> tuple[Any, Joint]:
+            # env.transition after its engine step, term for term
+            seen = SS.seen_after(nb, state.seen, jnp)
+            new = V.EnvState(battle=nb, seen=seen)
+            masks = V.masks_of(nb)
+            obs = SS.observe(SS.flat_state(nb, seen, jnp), masks, jnp)
+            r = V.p1_reward(state.battle.ended, nb)
+            return new, Joint(obs, masks, jnp.stack([r, -r]), jnp.asarray(nb.ended, bool),
+                              jnp.asarray(False))
+
+        def step(key: Array, state: Any, actions: Array, params: Any = None
+                 ) -> tuple[Any, Joint]:
+            c = before(state, jnp.asarray(actions, jnp.int32))
+            nb, _ = E.compiled(False)(state.battle, c[0], c[1])
+            return after(state, nb)
+
+        return jax.jit(self.reset), step
+
+
+class TcgTwoPlayer(TwoPlayer):
+    name = "tcg-pocket"
+
+    def __init__(self) -> None:
+        from envport.envs.tcg_pocket.jax_engine.actions import N_ACTIONS
+        from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
+
+        super().__init__(TcgPocket(), per_player=True)
+        self.n_actions = N_ACTIONS
+        self.noop = 0
+
+    def _joint(self, s: Any, reward: Array, terminated: Array) -> Joint:
+        from envport.envs.tcg_pocket.jax_engine import encode, game
+
+        players = jnp.arange(2)
+        obs = jnp.stack([encode.observation_vector(s, players[p]) for p in (0, 1)])
+        legal = jnp.stack([game.action_mask(s, players[p]) for p in (0, 1)])
+        who = game.to_act(s)
+        idle = (who >= 0) & (players != who)
+        noop = jnp.arange(self.n_actions) == self.noop
+        mask = jnp.where(idle[:, None], noop[None, :], legal)
+        return Joint(obs, mask, reward, jnp.asarray(terminated), jnp.asarray(False))
+
+    def reset(self, key: Array, params: Any = None) -> tuple[Any, Joint]:
+        state, _ = self.env.reset(key, params)
+        return state, self._joint(state, jnp.zeros(2, jnp.float32), jnp.asarray(False))
+
+    def step(self, key: Array, state: Any, actions: Array, params: Any = None
+             ) -> tuple[Any, Joint]:
+        from envport.envs.tcg_pocket.jax_engine import game
+
+        actions = jnp.asarray(actions, jnp.int32)
+        action = actions[jnp.clip(game.to_act(state), 0, 1)]
+        res = self.env.step(key, state, action, params)
+        r = jnp.asarray(res.reward, jnp.float32)
+        return res.state, self._joint(res.state, jnp.stack([r, -r]), res.terminated)
+
+
+GAMES: dict[str, Callable[[], TwoPlayer]] = {"pokemon-gen1": PokemonTwoPlayer,
+                                              "tcg-pocket": TcgTwoPlayer}
+
+
+def two_player(name: str) -> TwoPlayer:
+    """The jittable two-player functional API of environment ``name``."""
+    if name not in GAMES:
+        raise ValueError(f"no two-player adapter for {name!r}; available: {sorted(GAMES)}")
+    return GAMES[name]()
+
+
+class TwoPlayerParallelEnv(ParallelEnv):
+    """PettingZoo's parallel API over a :class:`TwoPlayer` game (see the module docstring)."""
+
+    possible_agents: list[str] = list(AGENTS)  # noqa: RUF012 (PettingZoo's attribute)
+
+    def __init__(self, game: TwoPlayer, max_cycles: int | None = None,
+                 render_mode: str | None = None) -> None:
+        if render_mode is not None:
+            raise ValueError(f"render_mode {render_mode!r}: this adapter renders nothing "
+                             "(render_mode must be None)")
+        if max_cycles is not None and max_cycles < 1:
+            raise ValueError(f"max_cycles must be a positive number of steps, got {max_cycles}")
+        self.game = game
+        self.max_cycles = max_cycles
+        self.render_mode = None
+        self.metadata = {"name": f"{game.name}_v0", "render_modes": [],
+                         "is_parallelizable": True}
+        self.agents: list[str] = []
+        self._reset_fn, self._step_fn = game.host_functions()
+        obs = gymnasium.spaces.Box(game.obs_low, game.obs_high, game.obs_shape, game.obs_dtype)
+        mask = gymnasium.spaces.Box(0, 1, (game.n_actions,), np.int8)
+        self._obs_space = {a: gymnasium.spaces.Dict({"observation": obs, "action_mask": mask})
+                           for a in AGENTS}
+        self._act_space = {a: gymnasium.spaces.Discrete(game.n_actions) for a in AGENTS}
+        self._key = jax.random.key(0)
+        self._state: Any = None
+        self._cycles = 0
+
+    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
+        return self._obs_space[self._agent(agent)]
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Space:
+        return self._act_space[self._agent(agent)]
+
+    @staticmethod
+    def _agent(agent: str) -> str:
+        if agent not in AGENTS:
+            raise ValueError(f"unknown agent {agent!r}; agents are {list(AGENTS)}")
+        return agent
+
+    def _views(self, joint: Joint) -> dict[str, dict[str, np.ndarray]]:
+        obs = np.asarray(joint.obs).astype(self.game.obs_dtype, copy=False)
+        mask = np.asarray(joint.mask).astype(np.int8)
+        return {a: {"observation": obs[i], "action_mask": mask[i]} for i, a in enumerate(AGENTS)}
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None
+              ) -> tuple[dict[str, Any], dict[str, Any]]:
+        if seed is not None:
+            self._key = jax.random.key(int(seed))
+        self._key, key = jax.random.split(self._key)
+        self._state, joint = self._reset_fn(key)
+        self.agents = list(AGENTS)
+        self._cycles = 0
+        return self._views(joint), {a: {} for a in AGENTS}
+
+    def step(self, actions: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        if not self.agents:
+            raise RuntimeError("step after the game ended: call reset()")
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(f"step needs an action for every live agent; missing {missing}")
+        joint_action = np.zeros(2, np.int32)
+        for i, a in enumerate(AGENTS):
+            x = np.asarray(actions.get(a, self.game.noop))
+            if (x.ndim != 0 or not np.issubdtype(x.dtype, np.integer)
+                    or not 0 <= int(x) < self.game.n_actions):
+                raise ValueError(f"action {actions.get(a)!r} of {a} is not an integer in "
+                                 f"Discrete({self.game.n_actions})")
+            joint_action[i] = int(x)
+        self._key, key = jax.random.split(self._key)
+        self._state, joint = self._step_fn(key, self._state, jnp.asarray(joint_action))
+        self._cycles += 1
+        terminated = bool(joint.terminated)
+        truncated = bool(joint.truncated) or (self.max_cycles is not None
+                                              and self._cycles >= self.max_cycles
+                                              and not terminated)
+        reward = np.asarray(joint.reward)
+        rewards = {a: float(reward[i]) for i, a in enumerate(AGENTS)}
+        out: tuple[dict, dict, dict, dict, dict] = (self._views(joint), rewards,
+               dict.fromkeys(AGENTS, terminated), dict.fromkeys(AGENTS, truncated),
+               {a: {} for a in AGENTS})
+        if terminated or truncated:
+            self.agents = []
+        return out
+
+    @property
+    def state_jax(self) -> Any:
+        """The current JAX state of the game (the full state: for tools, not for players)."""
+        return self._state
+
+    def close(self) -> None:
+        self._state = None
+
+
+def parallel_env(name: str, max_cycles: int | None = None,
+                 render_mode: str | None = None) -> TwoPlayerParallelEnv:
+    """PettingZoo ``ParallelEnv`` of two-player environment ``name`` (``pokemon-gen1``,
+    ``tcg-pocket``)."""
+    return TwoPlayerParallelEnv(two_player(name), max_cycles=max_cycles, render_mode=render_mode)
+
+
+# ---- one player against a fixed opponent: the single-agent view training needs ---------------
+
+OPPONENTS = ("heuristic", "random")
+
+
+class VsOpponent(Environment[Any, Any]):
+    """Player 0 of a simultaneous two-player game (``pokemon-gen1``) against a fixed JAX
+    opponent, as an envport ``Environment`` (``reset`` / ``sample_draws`` / ``transition``):
+    the observation is player 0's row, the action ``Discrete(A)``, the reward player 0's, and
+    ``info["action_mask"]`` player 0's mask (also in its observation). The opponent acts on the
+    same state with ``agents.heuristic_jax`` or ``agents.random_jax``, from the step's key.
+    Jittable and vmappable like any envport environment (what ``envport train --opponent``
+    would build; see the task report for the wiring)."""
+
+    name = "pokemon-gen1-vs-opponent"
+
+    def __init__(self, name: str = "pokemon-gen1", opponent: str = "heuristic") -> None:
+        if name != "pokemon-gen1":
+            raise ValueError(f"VsOpponent plays simultaneous games: pokemon-gen1, not {name!r}")
+        if opponent not in OPPONENTS:
+            raise ValueError(f"opponent must be one of {list(OPPONENTS)}, got {opponent!r}")
+        self.game = two_player(name)
+        self.opponent = opponent
+
+    def default_params(self) -> Any:
+        return self.game.env.default_params()
+
+    def observation_space(self, params: Any = None) -> Any:
+        from envport.core.spaces import Box
+
+        return Box(float(self.game.obs_low), float(self.game.obs_high), self.game.obs_shape)
+
+    def action_space(self, params: Any = None) -> Any:
+        from envport.core.spaces import Discrete
+
+        return Discrete(self.game.n_actions)
+
+    def reset(self, key: Array, params: Any = None) -> tuple[Any, Array]:
+        state, joint = self.game.reset(key, params)
+        return state, joint.obs[0]
+
+    def sample_draws(self, key: Array, state: Any, params: Any = None) -> Array:
+        return key
+
+    def transition(self, state: Any, action: Array, draws: Any, params: Any = None
+                   ) -> StepResult:
+        from envport.envs.pokemon_gen1 import agents
+
+        k_opp, k_env = jax.random.split(draws)
+        if self.opponent == "heuristic":
+            theirs = agents.heuristic_jax(state)[1]
+        else:
+            theirs = agents.random_jax(k_opp, state)[1]
+        actions = jnp.stack([jnp.asarray(action, jnp.int32), theirs])
+        new, joint = self.game.step(k_env, state, actions, params)
+        return StepResult(new, joint.obs[0], joint.reward[0], joint.terminated, joint.truncated,
+                          {"action_mask": joint.mask[0], "opponent_action": theirs})
