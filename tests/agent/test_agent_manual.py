@@ -55,6 +55,11 @@ def test_manual_agent_waits_after_each_prompt_and_resume_verifies(tmp_path, conf
     its = ledger.iterations()
     assert its[0]["kind"] == "module:jax_env" and its[0]["agent_status"] == "ok"
     assert summary["next_prompt"].endswith("prompts/0002-module-bridge.md")
+    # the first prompt says the bridge is not written yet (its tests must not import it);
+    # the last module's prompt has nothing left to name
+    first = (run_dir / "prompts" / "0001-module-jax_env.md").read_text()
+    assert "Not written yet: `translation/bridge.py`" in first
+    assert "Not written yet" not in Path(summary["next_prompt"]).read_text()
 
     write(run_dir, "translation/bridge.py", BRIDGE)
     summary = resume(run_dir)  # the composition fails L2: the next prompt is a repair

@@ -157,7 +157,7 @@ def test_a_run_of_a_registered_masked_reference_steps_a_legal_action_and_has_the
         tmp_path):
     # The registered tcg-pocket spec's own reference: the loop reuses that spec (`like`), draws
     # the tape's action through its legal_action and still writes the mask notes.
-    cfg = TranslateConfig(reference="envport.envs.tcg_pocket.spec_support:PlainPoolReference",
+    cfg = TranslateConfig(reference="envport.envs.tcg_pocket.spec_support:PoolReference",
                           agent="manual", workdir=str(tmp_path / "run"))
     info = json.loads((create_run(cfg) / "run.json").read_text())["reference_info"]
     assert info["like"] == "tcg-pocket"

@@ -4,8 +4,9 @@ specification (``shared/specs/tcg-pocket.md``) to a readable Python reference en
 (``jax_engine/``).
 
 ``SPEC`` compares the JAX engine with the reference dealing the pool the engine covers,
-``plain`` (Pokémon of any stage whose attacks do printed damage only; no Trainers, fossils,
-attack effects, Abilities or Special Conditions): ``envport verify tcg-pocket`` verifies that
+``status`` (Pokémon of any stage whose attacks do printed damage or use the templates of
+Special Conditions, coins, self-heal, recoil and discarding own Energy; no Trainers, fossils,
+Abilities or other attack effects): ``envport verify tcg-pocket`` verifies that
 subset, not the whole game, hence "in progress". ``spec_support.py`` holds the verifier's
 legal and scripted actions, the random events and the benchmark's hooks.
 """
@@ -19,10 +20,11 @@ _SUPPORT = "envport.envs.tcg_pocket.spec_support"
 
 SPEC = EnvSpec(
     name="tcg-pocket",
-    summary=("Pokémon TCG Pocket (A1), the JAX engine of the 'plain' pool: Pokémon of any "
-             "stage with printed-damage attacks, no Trainers, effects or Abilities"),
+    summary=("Pokémon TCG Pocket (A1), the JAX engine of the 'status' pool: Pokémon of any "
+             "stage with printed-damage, Special Condition and coin attacks, no Trainers or "
+             "Abilities"),
     reference=("envport's Python rules engine of shared/specs/tcg-pocket.md "
-               "(envport.envs.tcg_pocket.reference, pool='plain')"),
+               "(envport.envs.tcg_pocket.reference, pool='status')"),
     make=lazy("envport.envs.tcg_pocket.jax_engine.jax_env:TcgPocket"),
     make_reference=lazy(f"{_SUPPORT}:make_reference"),
     make_bridge=lazy("envport.envs.tcg_pocket.jax_engine.bridge:TcgPocketBridge"),

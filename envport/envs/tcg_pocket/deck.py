@@ -104,7 +104,13 @@ def random_deck(rng: np.random.Generator, table: CardTable | None = None,
     return validate_deck(cards, types, config, table)
 
 
-POOLS = ("all", "basic", "plain")
+POOLS = ("all", "basic", "plain", "status")
+
+# The attack effects of the ``status`` pool: Special Conditions, coins, self-heal, recoil and
+# discarding own Energy (the templates whose effect touches only the two Actives).
+STATUS_TEMPLATES = ("status", "coin_status", "heal_self", "discard_energy", "recoil",
+                    "multi_coin", "coin_bonus", "coin_fail", "flip_until_tails",
+                    "all_heads_bonus", "coin_bonus_or_recoil")
 
 
 def plain_basics(table: CardTable | None = None) -> list[str]:
@@ -123,13 +129,48 @@ def plain_pokemon(table: CardTable | None = None) -> list[str]:
             and all(a.effect is None and a.damage_mode == "" for a in c.attacks)]
 
 
+def status_pokemon(table: CardTable | None = None) -> list[str]:
+    """Pokémon of any stage with no Ability whose attacks do printed damage or use one of
+    ``STATUS_TEMPLATES``: the ``status`` pool (the ``plain`` pool, plus Special Conditions,
+    coins, self-heal, recoil and discarding own Energy)."""
+    table = table or load_table()
+    return [c.name for c in table.supported() if c.is_pokemon and c.ability is None
+            and all(a.effect is None or a.effect["template"] in STATUS_TEMPLATES
+                    for a in c.attacks)]
+
+
 def random_plain_deck(rng: np.random.Generator, table: CardTable | None = None,
                       config: RulesConfig | None = None) -> Deck:
     """A legal random deck of the ``plain`` pool: one or two Energy types, evolution lines of
     plain Pokémon (a plain Basic of those types or Colorless, then up to two plain evolutions)
     whose attacks the types can pay, two copies of each card, to exactly 20 cards."""
     table = table or load_table()
-    pool = set(plain_pokemon(table))
+    return _random_line_deck(rng, set(plain_pokemon(table)), table, config)
+
+
+def random_status_deck(rng: np.random.Generator, table: CardTable | None = None,
+                       config: RulesConfig | None = None) -> Deck:
+    """A legal random deck of the ``status`` pool, built as :func:`random_plain_deck` builds
+    its own (evolution lines of the pool's Pokémon, two copies each, to 20 cards), the lines
+    that can hold a Pokémon with an attack effect tried first (so that most decks play
+    effects, not only printed damage)."""
+    table = table or load_table()
+    pool = set(status_pokemon(table))
+    return _random_line_deck(rng, pool, table, config, prefer=pool - set(plain_pokemon(table)))
+
+
+def _line_names(table: CardTable, basic: str, pool: set[str]) -> set[str]:
+    out, frontier = {basic}, [basic]
+    while frontier:
+        nxt = [c.name for c in table.supported() if c.evolves_from in frontier
+               and c.name in pool]
+        out.update(nxt)
+        frontier = nxt
+    return out
+
+
+def _random_line_deck(rng: np.random.Generator, pool: set[str], table: CardTable,
+                      config: RulesConfig | None, prefer: set[str] | None = None) -> Deck:
     while True:
         types = [str(t) for t in rng.choice(ENERGY_TYPES, size=int(rng.integers(1, 3)),
                                             replace=False)]
@@ -140,7 +181,10 @@ def random_plain_deck(rng: np.random.Generator, table: CardTable | None = None,
         basics = [n for n in sorted(pool, key=list(table.cards).index) if table[n].is_basic
                   and table[n].type in (*types, "Colorless") and payable(n)]
         cards: list[str] = []
-        for i in rng.permutation(len(basics)):
+        order = list(rng.permutation(len(basics)))
+        if prefer:  # a stable sort: the permutation's order within each group
+            order.sort(key=lambda i: not (_line_names(table, basics[i], pool) & prefer))
+        for i in order:
             line = [basics[i]]
             for _ in range(2):
                 nxt = [c.name for c in table.supported() if c.evolves_from == line[-1]

@@ -17,7 +17,10 @@ generator's position before the step.
 every supported card; ``"basic"`` deals :func:`~envport.envs.tcg_pocket.deck.random_basic_deck`'s
 decks of plain Basic Pokémon only (no Trainers, evolutions or attack effects): the subset the JAX
 engine covers; ``"plain"`` (:func:`~envport.envs.tcg_pocket.deck.random_plain_deck`) adds the
-evolutions of the same kind (plain attacks, no Ability). ``legal_action(state, rng)`` and
+evolutions of the same kind (plain attacks, no Ability); ``"status"``
+(:func:`~envport.envs.tcg_pocket.deck.random_status_deck`) adds the Pokémon whose attacks inflict
+Special Conditions, flip coins, heal themselves, recoil or discard their own Energy
+(``deck.STATUS_TEMPLATES``). ``legal_action(state, rng)`` and
 ``scripted_action(rng)`` serve the verifier.
 """
 
@@ -38,6 +41,7 @@ from envport.envs.tcg_pocket.deck import (
     random_basic_deck,
     random_deck,
     random_plain_deck,
+    random_status_deck,
 )
 from envport.envs.tcg_pocket.game import TcgPocketGame
 from envport.envs.tcg_pocket.rng import Rng
@@ -60,7 +64,7 @@ class TcgPocketReference:
 
     def reset(self, seed: int) -> np.ndarray:
         deal = {"all": random_deck, "basic": random_basic_deck,
-                "plain": random_plain_deck}[self.pool]
+                "plain": random_plain_deck, "status": random_status_deck}[self.pool]
         decks = self.decks or (deal(np.random.default_rng(derive_seed(seed, 0))),
                                deal(np.random.default_rng(derive_seed(seed, 1))))
         self.game.reset(seed, decks, rng=Rng(derive_seed(seed, 2)))

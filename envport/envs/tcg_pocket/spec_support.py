@@ -21,15 +21,15 @@ from envport.core.seeds import derive_seed
 from envport.envs.tcg_pocket.reference import TcgPocketReference
 
 # The pool the JAX engine covers (jax_engine/__init__.py): the reference deals from it.
-POOL = "plain"
+POOL = "status"
 
 _PRIVATE: dict[str, Any] = {}
 
 
-class PlainPoolReference(TcgPocketReference):
-    """``TcgPocketReference`` dealing the ``plain`` pool unless told otherwise.
+class PoolReference(TcgPocketReference):
+    """``TcgPocketReference`` dealing ``POOL`` (``status``) unless told otherwise.
 
-    A class of its own, not ``TcgPocketReference(pool="plain")``: ``envport translate`` reuses
+    A class of its own, not ``TcgPocketReference(pool=POOL)``: ``envport translate`` reuses
     a registered spec whose reference is exactly the class it translates (``agent/loop.py``,
     ``like``), and on that path it steps ``random_action`` unmasked, which this game's
     reference rejects (IllegalAction), and skips the mask notes; a run of
@@ -41,9 +41,9 @@ class PlainPoolReference(TcgPocketReference):
         super().__init__(config=config, decks=decks, pool=pool)
 
 
-def make_reference(**kwargs: Any) -> PlainPoolReference:
-    """The reference ``SPEC`` verifies against: the rules engine dealing the ``plain`` pool."""
-    return PlainPoolReference(**kwargs)
+def make_reference(**kwargs: Any) -> PoolReference:
+    """The reference ``SPEC`` verifies against: the rules engine dealing ``POOL``."""
+    return PoolReference(**kwargs)
 
 
 def _private() -> Any:

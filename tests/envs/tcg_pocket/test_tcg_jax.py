@@ -1,7 +1,8 @@
 """The JAX engine (``jax_engine/``, produced through the translation loop) against the reference
-on its ``plain`` pool: whole games in lockstep with the engine's own generator (masks, states,
-observations of both players, rewards, ends; random and heuristic players, evolutions
-included), and illegal actions as no-ops."""
+on its ``status`` pool (and the ``plain`` pool inside it): whole games in lockstep with the
+engine's own generator (masks, states, observations of both players, rewards, ends; random and
+heuristic players, evolutions, Special Conditions and coins included), and illegal actions as
+no-ops."""
 
 from __future__ import annotations
 
@@ -27,9 +28,9 @@ def compiled():
 
 
 def test_whole_games_in_lockstep_with_the_engines_own_draws(compiled):
-    ends, evolved = set(), 0
+    ends, evolved, conditions = set(), 0, 0
     for seed in range(6):
-        ref = TcgPocketReference(pool="plain")
+        ref = TcgPocketReference(pool="plain" if seed >= 4 else "status")
         ref.reset(seed)
         s = BRIDGE.to_jax(ref.get_state())  # injected once, then the engine runs on its own
         rng = np.random.default_rng(seed)
@@ -50,11 +51,13 @@ def test_whole_games_in_lockstep_with_the_engines_own_draws(compiled):
             assert float(res.reward) == reward and bool(res.terminated) == done
             s = res.state
             evolved += int((want["stack"][:, :, 1] != 0).sum())
+            conditions += int(want["conditions"].any())
             if done:
                 ends.add(ref.game.state.end_reason)
                 break
         assert done, f"seed {seed}: no end in 1000 steps"
     assert ends and evolved > 0  # evolved Pokémon were in play in some of the games
+    assert conditions > 0  # and Special Conditions
 
 
 def test_illegal_actions_change_nothing(compiled):

@@ -138,3 +138,28 @@ def test_plain_pool_decks_hold_plain_lines_with_evolutions() -> None:
                 evolutions += c.stage > 0
                 assert c.evolves_from is None or c.evolves_from in cards
     assert evolutions > 0
+
+
+def test_status_pool_decks_hold_effect_lines() -> None:
+    from envport.envs.tcg_pocket.cards import load_table
+    from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES, plain_pokemon, status_pokemon
+
+    table = load_table()
+    pool, plain = set(status_pokemon(table)), set(plain_pokemon(table))
+    assert plain < pool
+    for name in pool - plain:  # every extra card has an attack of a status template
+        assert table[name].ability is None
+        assert any(a.effect and a.effect["template"] in STATUS_TEMPLATES
+                   for a in table[name].attacks)
+    assert {"Venomoth", "Articuno", "Lickitung", "Raichu", "Golem"} <= pool - plain
+    assert not {"Articuno ex", "Seadra", "Butterfree"} & pool  # bench damage, snipe, Ability
+    ref = TcgPocketReference(pool="status")
+    for seed in range(6):
+        ref.reset(seed)
+        for pl in ref.game.state.players:  # type: ignore[union-attr]
+            cards = pl.deck + pl.hand
+            assert len(cards) == 20 and set(cards) <= pool
+            assert set(cards) - plain  # the effect lines are tried first
+            for name in cards:
+                c = table[name]
+                assert c.evolves_from is None or c.evolves_from in cards

@@ -23,9 +23,9 @@ def test_registered_and_made(spec):
     assert "tcg-pocket" in envport.list_envs()
     env = envport.make("tcg-pocket")
     assert isinstance(env, TcgPocket) and isinstance(env, Environment)
-    assert spec.status == "in progress" and "plain" in spec.summary
+    assert spec.status == "in progress" and "status" in spec.summary
     ref = spec.make_reference()
-    assert ref.pool == "plain"  # the pool the engine covers, not the whole game
+    assert ref.pool == "status"  # the pool the engine covers, not the whole game
     assert isinstance(spec.make_bridge(), TcgPocketBridge)
 
 

@@ -1,6 +1,9 @@
 """The card table (reference ``cards.py``) as arrays indexed by card id (1 + the position in
 ``reference/cards.json``; 0 is "no card"), read once at import; jitted code closes over them
-as constants."""
+as constants. Attack effects: ``ATK_TEMPLATE`` (an index into ``TEMPLATES``, 0 none, -1 one
+this engine does not play) and the template's numbers (``ATK_COINS``, ``ATK_PER_HEADS``,
+``ATK_BONUS``, ``ATK_AMOUNT``: heal, recoil; ``ATK_CONDITION``: an index into ``CONDITIONS``;
+``ATK_DISCARD_TYPE``/``ATK_DISCARD_COUNT``: -1/``DISCARD_ALL`` for "all")."""
 
 from __future__ import annotations
 
@@ -14,6 +17,14 @@ TYPES = (*ENERGY_TYPES, "Colorless", "Dragon")  # a Pokémon's type; Weakness is
 COLORLESS = TYPES.index("Colorless")
 KIND_NAMES = ("pokemon", "item", "supporter", "fossil")
 MAX_ATTACKS = 2
+CONDITIONS = ("poisoned", "burned", "asleep", "paralyzed", "confused")
+TEMPLATES = ("", "status", "coin_status", "heal_self", "discard_energy", "recoil", "multi_coin",
+             "coin_bonus", "coin_fail", "flip_until_tails", "all_heads_bonus",
+             "coin_bonus_or_recoil")
+(T_NONE, T_STATUS, T_COIN_STATUS, T_HEAL_SELF, T_DISCARD_ENERGY, T_RECOIL, T_MULTI_COIN,
+ T_COIN_BONUS, T_COIN_FAIL, T_FLIP_UNTIL_TAILS, T_ALL_HEADS_BONUS,
+ T_COIN_BONUS_OR_RECOIL) = range(len(TEMPLATES))
+DISCARD_ALL = 99
 TABLE_PATH = Path(__file__).resolve().parents[1] / "cards.json"
 
 _cards = json.loads(TABLE_PATH.read_text())["cards"]
@@ -32,6 +43,15 @@ ATK_TYPED = np.zeros((N_CARDS + 1, MAX_ATTACKS, len(ENERGY_TYPES)), np.int8)
 ATK_COLORLESS = np.zeros((N_CARDS + 1, MAX_ATTACKS), np.int8)
 ATK_DAMAGE = np.zeros((N_CARDS + 1, MAX_ATTACKS), np.int16)
 ATK_PLAIN = np.zeros((N_CARDS + 1, MAX_ATTACKS), bool)  # printed damage only, no effect text
+ATK_TEMPLATE = np.zeros((N_CARDS + 1, MAX_ATTACKS), np.int8)
+ATK_X = np.zeros((N_CARDS + 1, MAX_ATTACKS), bool)  # damage_mode "x": the coins set the damage
+ATK_COINS = np.zeros((N_CARDS + 1, MAX_ATTACKS), np.int8)
+ATK_PER_HEADS = np.zeros((N_CARDS + 1, MAX_ATTACKS), np.int16)
+ATK_BONUS = np.zeros((N_CARDS + 1, MAX_ATTACKS), np.int16)
+ATK_AMOUNT = np.zeros((N_CARDS + 1, MAX_ATTACKS), np.int16)
+ATK_CONDITION = np.full((N_CARDS + 1, MAX_ATTACKS), -1, np.int8)
+ATK_DISCARD_TYPE = np.full((N_CARDS + 1, MAX_ATTACKS), -1, np.int8)
+ATK_DISCARD_COUNT = np.zeros((N_CARDS + 1, MAX_ATTACKS), np.int8)
 EVOLVES_FROM = np.zeros(N_CARDS + 1, np.int16)  # the card id it evolves from, 0: none
 NO_ABILITY = np.zeros(N_CARDS + 1, bool)  # a Pokémon without an Ability (none is supported)
 KIND[0] = -1
@@ -55,6 +75,24 @@ for _i, _c in enumerate(_cards, start=1):
                 ATK_TYPED[_i, _j, ENERGY_TYPES.index(_s)] += 1
         ATK_DAMAGE[_i, _j] = _a["damage"]
         ATK_PLAIN[_i, _j] = _a["effect"] is None and _a["damage_mode"] == ""
+        ATK_X[_i, _j] = _a["damage_mode"] == "x"
+        _e = _a["effect"]
+        if _e is None:
+            continue
+        if _e["template"] not in TEMPLATES:
+            ATK_TEMPLATE[_i, _j] = -1
+            continue
+        ATK_TEMPLATE[_i, _j] = TEMPLATES.index(_e["template"])
+        ATK_COINS[_i, _j] = _e.get("coins", 0)
+        ATK_PER_HEADS[_i, _j] = _e.get("per_heads", 0)
+        ATK_BONUS[_i, _j] = _e.get("bonus", 0)
+        ATK_AMOUNT[_i, _j] = _e.get("amount", _e.get("recoil", 0))
+        if "condition" in _e:
+            ATK_CONDITION[_i, _j] = CONDITIONS.index(_e["condition"])
+        if _e["template"] == "discard_energy":
+            _all = _e["count"] == "all"
+            ATK_DISCARD_COUNT[_i, _j] = DISCARD_ALL if _all else _e["count"]
+            ATK_DISCARD_TYPE[_i, _j] = -1 if _all else ENERGY_TYPES.index(_e["energy"])
 _ID = {name: i for i, name in enumerate(NAMES) if i}
 for _i, _c in enumerate(_cards, start=1):
     if _c["kind"] == "pokemon" and _c["evolves_from"] is not None:
@@ -67,3 +105,7 @@ PLAIN = IS_POKEMON & NO_ABILITY & np.all(ATK_PLAIN | (np.arange(MAX_ATTACKS) >= 
 # (the reference's ``plain`` and ``basic`` pools)
 PLAIN_BASIC = IS_BASIC & NO_ABILITY & np.all(ATK_PLAIN | (np.arange(MAX_ATTACKS) >= N_ATK[:, None]),
                                               axis=1)
+# The ``status`` pool (reference ``deck.status_pokemon``): no Ability, every attack plain or
+# of a template above
+_ATK_OK = (ATK_TEMPLATE >= 0) | (np.arange(MAX_ATTACKS) >= N_ATK[:, None])
+STATUS = IS_POKEMON & NO_ABILITY & np.all(_ATK_OK, axis=1)

@@ -1,6 +1,7 @@
-"""Pokémon TCG Pocket in JAX (the ``plain`` pool of ``TcgPocketReference``: Pokémon of any stage
-with plain attacks, no Trainers): fixed-size arrays of the reference's layout (``state.py``),
-the rules of ``rules.py``, masks, both players' observations (``encode.py``).
+"""Pokémon TCG Pocket in JAX (the ``status`` pool of ``TcgPocketReference``: Pokémon of any stage
+with printed-damage attacks or the effect templates of Special Conditions and coins, no
+Trainers; the ``plain`` pool is its subset): fixed-size arrays of the reference's layout
+(``state.py``), the rules of ``rules.py``, masks, both players' observations (``encode.py``).
 
 The step is the action of whoever must act; the observation is that player's view (the next
 player to act, player 0 once the game is over), the reward player 0's (+1 win, -1 loss, 0

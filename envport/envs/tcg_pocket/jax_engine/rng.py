@@ -59,3 +59,32 @@ def shuffle(rng: jax.Array, items: jax.Array, length: jax.Array) -> tuple[jax.Ar
 def seed_key(seed: jax.Array) -> jax.Array:
     """The reference's ``Rng(seed)`` key for a seed below 2**32."""
     return mix32(jnp.asarray(seed, U32) ^ mix32(U32(0)))
+
+
+def heads(rng: jax.Array, n: jax.Array, most: int) -> tuple[jax.Array, jax.Array]:
+    """The number of heads in ``n`` coins (``n <= most``, a static bound): the reference's
+    ``sum(rng.coin() for _ in range(n))``, drawing exactly ``n`` words."""
+
+    def body(k: int, carry: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        count, r = carry
+        h, r2 = coin(r)
+        on = k < n
+        return count + jnp.where(on & h, 1, 0), jnp.where(on, r2, r)
+
+    return jax.lax.fori_loop(0, most, body, (jnp.int32(0), rng))
+
+
+def heads_until_tails(rng: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Coins until the first tails: (the number of heads, rng past the tails)."""
+
+    def cond(carry: tuple[jax.Array, jax.Array, jax.Array]) -> jax.Array:
+        return carry[2]
+
+    def body(carry: tuple[jax.Array, jax.Array, jax.Array]
+             ) -> tuple[jax.Array, jax.Array, jax.Array]:
+        count, r, _ = carry
+        h, r = coin(r)
+        return count + jnp.where(h, 1, 0), r, h
+
+    count, rng, _ = jax.lax.while_loop(cond, body, (jnp.int32(0), rng, jnp.bool_(True)))
+    return count, rng

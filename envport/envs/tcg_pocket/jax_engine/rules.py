@@ -1,17 +1,26 @@
-"""The rules (reference ``rules.py``) in JAX, for the cards of the ``plain`` pool: Pokémon of
-any stage with no Ability and attacks of printed damage only, no Trainers.
+"""The rules (reference ``rules.py``) in JAX, for the cards of the ``status`` pool: Pokémon of
+any stage with no Ability whose attacks do printed damage or use the effect templates of
+Special Conditions and coins (``cards.TEMPLATES``), no Trainers.
 
 Covered, with the reference's order of draws: the opening hands (``basic_first``), the
 first-player coin, setup placements, the Energy Zone (rolls, rotation, the first turn's none),
 draw with the hand limit and an empty deck, attach, Basics to the Bench, retreat (cost, the
-Energy choice as ``retreat_energy`` decisions, answered at once when only one type is left),
-attacks (cost, +20 Weakness on damage > 0, Giovanni's +10), Knock Outs (points, 2 for an
-``ex``), the game's end (3 points, no Pokémon in play, both at once: a draw; the turn limit),
-promotions (``promotion_order``, a single Benched Pokémon promoted without asking) and
-evolution (onto ``evolves_from`` one stage lower, not on a player's first turn, not on a
-Pokémon that entered play or evolved this turn; damage and Energy stay).
-Not covered (masked as illegal, so never reached from a legal play): Trainers, fossils,
-attack effects, Special Conditions and the Checkup's coins.
+Energy choice as ``retreat_energy`` decisions, answered at once when only one type is left;
+not while Asleep or Paralyzed), attacks (cost; Asleep/Paralyzed cannot attack; Confusion's
+coin; the damage templates' coins: multi-coin, flip until tails, coin bonus, all-heads bonus,
+coin bonus or recoil, coin fail; +20 Weakness on damage > 0, Giovanni's +10; then the effect:
+a Special Condition, a coin for one, self-heal, discarding own Energy, recoil), Special
+Conditions (Asleep, Paralyzed and Confused replace each other; Poisoned and Burned stack; they
+go when the Pokémon retreats or evolves), the Checkup (both Actives, condition by condition:
+Poisoned 10, Burned 20 then a coin, Asleep a coin, Paralyzed removed after its owner's turn;
+the current player's Active first within one condition), Knock Outs (points, 2 for an ``ex``;
+after the attack and again after the Checkup), the game's end (3 points, no Pokémon in play,
+both at once: a draw; the turn limit), promotions (``promotion_order``, a single Benched
+Pokémon promoted without asking) and evolution (onto ``evolves_from`` one stage lower, not on a
+player's first turn, not on a Pokémon that entered play or evolved this turn; damage and
+Energy stay).
+Not covered (masked as illegal, so never reached from a legal play): Trainers, fossils, the
+other attack templates (a state holding them is outside what was verified).
 
 Every function maps a ``State`` to a ``State``; branches are taken with ``select`` on whole
 states so that everything traces under ``jit`` and ``vmap``.
@@ -29,6 +38,11 @@ from envport.envs.tcg_pocket.jax_engine import cards as C
 from envport.envs.tcg_pocket.jax_engine import rng as R
 from envport.envs.tcg_pocket.jax_engine.config import Params
 from envport.envs.tcg_pocket.jax_engine.state import (
+    C_ASLEEP,
+    C_BURNED,
+    C_CONFUSED,
+    C_PARALYZED,
+    C_POISONED,
     D_PROMOTE,
     D_RETREAT_ENERGY,
     D_SETUP,
@@ -70,6 +84,17 @@ N_ATK = jnp.asarray(C.N_ATK, jnp.int32)
 ATK_TYPED = jnp.asarray(C.ATK_TYPED, jnp.int32)
 ATK_COLORLESS = jnp.asarray(C.ATK_COLORLESS, jnp.int32)
 ATK_DAMAGE = jnp.asarray(C.ATK_DAMAGE, jnp.int32)
+ATK_TEMPLATE = jnp.asarray(C.ATK_TEMPLATE, jnp.int32)
+ATK_X = jnp.asarray(C.ATK_X)
+ATK_COINS = jnp.asarray(C.ATK_COINS, jnp.int32)
+ATK_PER_HEADS = jnp.asarray(C.ATK_PER_HEADS, jnp.int32)
+ATK_BONUS = jnp.asarray(C.ATK_BONUS, jnp.int32)
+ATK_AMOUNT = jnp.asarray(C.ATK_AMOUNT, jnp.int32)
+ATK_CONDITION = jnp.asarray(C.ATK_CONDITION, jnp.int32)
+ATK_DISCARD_TYPE = jnp.asarray(C.ATK_DISCARD_TYPE, jnp.int32)
+ATK_DISCARD_COUNT = jnp.asarray(C.ATK_DISCARD_COUNT, jnp.int32)
+MAX_COINS = int(C.ATK_COINS.max())  # the static bound of a multi-coin attack's loop
+EXCLUSIVE = jnp.zeros(5, bool).at[jnp.asarray([C_ASLEEP, C_PARALYZED, C_CONFUSED])].set(True)
 
 
 def select(c: Any, a: State, b: State) -> State:
@@ -260,21 +285,50 @@ def finish(s: State, winner: Any, reason: Any) -> State:
 
 
 def advance(s: State, params: Params) -> State:
-    """Knock Outs and the Checkup, then the next turn (or the turn limit), until someone must
-    decide. The one place Knock Outs are processed: an attack ends the turn (stage checkup)
-    and its Knock Outs come here. The reference processes them right after the attack and
-    again after the Checkup; the Checkup does nothing to this engine's cards, so doing it
-    once gives the same states: a promotion to decide leaves the stage at checkup, as the
-    reference leaves it after an attack."""
+    """Knock Outs, the Checkup and its Knock Outs, then the next turn (or the turn limit),
+    until someone must decide. An attack ends the turn (stage checkup) and its Knock Outs come
+    here first (after END there are none: the pass changes nothing); a promotion to decide
+    leaves the stage at checkup, as the reference leaves it after an attack, and the Checkup
+    follows once it is made. The Checkup's Knock Outs leave the stage at next_turn."""
     idle = (s.stage != S_OVER) & ~has_pending(s)
     knocked = process_knockouts(s, params)
     waits = (knocked.stage == S_OVER) | has_pending(knocked)
-    checked = select(waits, knocked, knocked.replace(stage=S_NEXT_TURN))
-    s = select(idle & (s.stage == S_CHECKUP), checked, s)
+    checked = process_knockouts(checkup(knocked).replace(stage=S_NEXT_TURN), params)
+    s = select(idle & (s.stage == S_CHECKUP), select(waits, knocked, checked), s)
     idle = (s.stage != S_OVER) & ~has_pending(s)
     limit = finish(s, DRAW, R_TURN_LIMIT)
     nxt = select(i32(s.turn) >= params.turn_limit, limit, start_turn(s, params))
     return select(idle & (s.stage == S_NEXT_TURN), nxt, s)
+
+
+# ---------------------------------------------------------------- Checkup (9.1)
+def checkup(s: State) -> State:
+    """Both Active Pokémon, condition by condition (Poisoned, Burned, Asleep, Paralyzed);
+    within one condition the current player's Active first. A coin is drawn only for a
+    Pokémon that has the condition."""
+    cur = i32(s.current)
+    for cond in (C_POISONED, C_BURNED, C_ASLEEP, C_PARALYZED):
+        for who in (cur, 1 - cur):
+            has = (card_at(s, who, 0) != 0) & s.conditions[who, 0, cond]
+            if cond == C_POISONED:
+                after = s.replace(damage=s.damage.at[who, 0].add(10))
+            elif cond == C_PARALYZED:  # removed after its owner's turn
+                after = s.replace(conditions=s.conditions.at[who, 0, cond].set(
+                    s.conditions[who, 0, cond] & (who != cur)))
+            else:  # Burned: 20, then heads cures; Asleep: heads wakes
+                hurt = s.damage.at[who, 0].add(20) if cond == C_BURNED else s.damage
+                heads, rng = R.coin(s.rng)
+                after = s.replace(damage=hurt, rng=rng, conditions=s.conditions.at[
+                    who, 0, cond].set(~heads))
+            s = select(has, after, s)
+    return s
+
+
+def add_condition(s: State, p: Any, cond: Any) -> State:
+    """Asleep, Paralyzed and Confused replace each other; Poisoned and Burned stack."""
+    row = s.conditions[p, 0]
+    row = jnp.where(EXCLUSIVE[cond], row & ~EXCLUSIVE, row)
+    return s.replace(conditions=s.conditions.at[p, 0].set(row.at[cond].set(True)))
 
 
 # ---------------------------------------------------------------- Knock Outs (9.2)
@@ -358,16 +412,59 @@ def cost_paid(energy: jax.Array, typed: jax.Array, colorless: jax.Array) -> jax.
 
 
 def use_attack(s: State, i: Any) -> State:
+    """7: Confusion's coin (tails: nothing, flag ``confusion_tails`` at its default); the
+    damage templates' coins; the damage to the opponent's Active (+10 Giovanni, +20 Weakness,
+    both only on damage > 0); the effect template; recoil. Knock Outs: in ``advance``."""
     p = i32(s.current)
     attacker = card_at(s, p, 0)
     s = end_turn(s)
-    base = ATK_DAMAGE[attacker, i]
+    heads, rng = R.coin(s.rng)
+    confused = s.conditions[p, 0, C_CONFUSED]
+    s = s.replace(rng=jnp.where(confused, rng, s.rng))
+    fails = confused & ~heads
+    t = ATK_TEMPLATE[attacker, i]
+    # the damage step's coins: n coins (multi-coin, all-heads), one coin, or until tails
+    n = jnp.where((t == C.T_MULTI_COIN) | (t == C.T_ALL_HEADS_BONUS), ATK_COINS[attacker, i],
+                  jnp.where((t == C.T_COIN_BONUS) | (t == C.T_COIN_BONUS_OR_RECOIL)
+                            | (t == C.T_COIN_FAIL), 1, 0))
+    h, rng_n = R.heads(s.rng, n, MAX_COINS)
+    h_tails, rng_t = R.heads_until_tails(s.rng)
+    until = t == C.T_FLIP_UNTIL_TAILS
+    h = jnp.where(until, h_tails, h)
+    s = s.replace(rng=jnp.where(fails, s.rng, jnp.where(until, rng_t, rng_n)))
+    base = jnp.where(ATK_X[attacker, i], 0, ATK_DAMAGE[attacker, i])
+    base = jnp.where((t == C.T_MULTI_COIN) | until, ATK_PER_HEADS[attacker, i] * h, base)
+    bonus = ((t == C.T_COIN_BONUS) | (t == C.T_COIN_BONUS_OR_RECOIL)) & (h == 1)
+    bonus = bonus | ((t == C.T_ALL_HEADS_BONUS) & (h == n))
+    base = base + jnp.where(bonus, ATK_BONUS[attacker, i], 0)
+    recoil = jnp.where((t == C.T_COIN_BONUS_OR_RECOIL) & (h == 0), ATK_AMOUNT[attacker, i], 0)
+    nothing = fails | ((t == C.T_COIN_FAIL) & (h == 0))
     defender = card_at(s, 1 - p, 0)
     damage = base + jnp.where((base > 0) & s.giovanni[p], 10, 0)
     weak = (WEAKNESS[defender] >= 0) & (WEAKNESS[defender] == TYPE[attacker])
     damage = damage + jnp.where(weak & (damage > 0), 20, 0)
-    return s.replace(damage=s.damage.at[1 - p, 0].add(  # Knock Outs: in `advance`
+    hit = s.replace(damage=s.damage.at[1 - p, 0].add(
         jnp.where(defender != 0, damage, 0).astype(jnp.int16)))
+    # the effect text
+    coin_heads, rng = R.coin(hit.rng)
+    coin_t = t == C.T_COIN_STATUS
+    hit = hit.replace(rng=jnp.where(coin_t, rng, hit.rng))
+    inflict = (defender != 0) & ((t == C.T_STATUS) | (coin_t & coin_heads))
+    hit = select(inflict, add_condition(hit, 1 - p, jnp.clip(ATK_CONDITION[attacker, i], 0, 4)),
+                 hit)
+    own = hit.damage[p, 0]
+    healed = jnp.maximum(0, i32(own) - ATK_AMOUNT[attacker, i])
+    own = jnp.where(t == C.T_HEAL_SELF, healed, own)
+    recoil = recoil + jnp.where(t == C.T_RECOIL, ATK_AMOUNT[attacker, i], 0)
+    hit = hit.replace(damage=hit.damage.at[p, 0].set((i32(own) + recoil).astype(jnp.int16)))
+    e = i32(hit.energy[p, 0])
+    k = ATK_DISCARD_COUNT[attacker, i]
+    kind = jnp.clip(ATK_DISCARD_TYPE[attacker, i], 0, 7)
+    less = jnp.where(k == C.DISCARD_ALL, jnp.zeros_like(e),
+                     e.at[kind].set(jnp.maximum(0, e[kind] - k)))
+    hit = hit.replace(energy=hit.energy.at[p, 0].set(
+        jnp.where(t == C.T_DISCARD_ENERGY, less, e).astype(jnp.int8)))
+    return select(nothing, s, hit)
 
 
 # ---------------------------------------------------------------- legality

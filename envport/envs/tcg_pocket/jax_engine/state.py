@@ -13,6 +13,8 @@ import numpy as np
 from envport.core.api import pytree_dataclass
 
 ZONE, STACK, SLOTS, MAX_TYPES, MAX_PENDING, N_ENERGY, N_COND, N_EFFECTS = 20, 3, 4, 3, 4, 8, 5, 5
+CONDITIONS = ("poisoned", "burned", "asleep", "paralyzed", "confused")  # ``conditions`` order
+C_POISONED, C_BURNED, C_ASLEEP, C_PARALYZED, C_CONFUSED = range(N_COND)
 STAGES = ("setup", "main", "checkup", "next_turn", "over")
 S_SETUP, S_MAIN, S_CHECKUP, S_NEXT_TURN, S_OVER = range(5)
 DECISIONS = ("setup", "promote", "new_active", "retreat_energy", "attack_target",
