@@ -110,13 +110,17 @@ def team_pool(size: int = POOL_SIZE) -> dict[str, Any]:
 
     seeds = [seed_words(i, POOL_PART) for i in range(size)]
     with ShowdownWorker() as w:
-        generated = w.request([{"op": "generate_team", "seed": s, "format": "gen1randombattle"}
-                               for s in seeds])
+        # In chunks: the worker's timeout is per request batch, and 1,024 generations at once
+        # outlast it on a loaded machine.
+        generated = [r for k in range(0, len(seeds), 128) for r in w.request(
+            [{"op": "generate_team", "seed": s, "format": "gen1randombattle"}
+             for s in seeds[k:k + 128]])]
         results = [w._result(r, {"op": "generate_team"}) for r in generated]
         texts = [";".join(format_set(s) for s in r["team"]) for r in results]
         rebuilt = [[gen1_set(x["species"], x["moves"], level=x["level"], ivs=x["ivs"],
                              evs=x["evs"]) for x in map(parse_set, t.split(";"))] for t in texts]
-        packed = w.request([{"op": "pack_team", "team": t} for t in rebuilt])
+        packed = [r for k in range(0, len(rebuilt), 128) for r in w.request(
+            [{"op": "pack_team", "team": t} for t in rebuilt[k:k + 128]])]
         for i, (r, p) in enumerate(zip(results, packed, strict=True)):
             mine = w._result(p, {"op": "pack_team"})["packed"]
             if mine != r["packed"]:
