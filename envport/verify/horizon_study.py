@@ -20,6 +20,7 @@ the environment in that mode (``envport verify``'s options: HalfCheetah's float6
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import importlib
 import json
@@ -34,6 +35,7 @@ from envport.core.registry import EnvSpec
 from envport.core.registry import spec as get_spec
 from envport.verify.rollout_distribution import (
     LAYER,
+    Settings,
     check_rollout_distribution,
     reference_vs,
     settings_for,
@@ -44,25 +46,41 @@ def _top(result: Any) -> str:
     return result.failures[0].test_id if result.failures else ""
 
 
+def only_policies(settings: Settings, policies: list[str] | None) -> Settings:
+    """The settings with only ``policies`` run (``--policies``): a part of the layer's family,
+    whose rejections include every one the whole family makes (Holm and Bonferroni over fewer
+    tests are less strict), so a part's alarm rate bounds that part's share of the whole's."""
+    if not policies:
+        return settings
+    unknown = sorted(set(policies) - set(settings.policies))
+    if unknown:
+        raise ValueError(f"--policies {', '.join(unknown)}: the layer's policies are "
+                         f"{', '.join(settings.policies)}")
+    return dataclasses.replace(settings, policies=tuple(policies))
+
+
 def calibrate(spec: EnvSpec, against: str, repetitions: int, episodes: int | None,
-              first_seed: int = 0) -> dict[str, Any]:
-    settings = settings_for(spec)
-    if settings is None:
+              first_seed: int = 0, policies: list[str] | None = None) -> dict[str, Any]:
+    base = settings_for(spec)
+    if base is None:
         raise ValueError(f"{spec.name} declares no Verification.rollout_distribution")
+    settings = only_policies(base, policies)
     runs = []
     for seed in range(first_seed, first_seed + repetitions):
         t0 = time.perf_counter()
         if against == "translation":
-            r = check_rollout_distribution(spec, episodes, seed)
+            r = check_rollout_distribution(spec, episodes, seed, settings=settings)
         elif against == "self":
             # The layer's own reference where it declares one (a game's: resets sampling what
             # the translation's do).
-            r = reference_vs(spec, functools.partial(settings.reference, spec), episodes, seed)
+            r = reference_vs(spec, functools.partial(settings.reference, spec), episodes, seed,
+                             settings=settings)
         elif against == "perturbed":
             make = spec.verification.make_perturbed_reference
             if make is None:
                 raise ValueError(f"{spec.name} has no float32-perturbed reference")
-            r = reference_vs(spec, functools.partial(make, copy=0), episodes, seed)
+            r = reference_vs(spec, functools.partial(make, copy=0), episodes, seed,
+                             settings=settings)
         else:
             raise ValueError(f"--against must be self, perturbed or translation, got {against}")
         row = {"seed": seed, "rejected": r.counts["rejected"], "tests": r.counts["tests"],
@@ -72,7 +90,8 @@ def calibrate(spec: EnvSpec, against: str, repetitions: int, episodes: int | Non
         print(json.dumps(row), flush=True)
         runs.append(row)
     alarms = sum(r["alarm"] for r in runs)
-    out = {"env": spec.name, "mode": dict(spec.mode), "against": against,
+    out = {"env": spec.name, "mode": dict(spec.mode), "policies": list(settings.policies),
+           "against": against,
            "repetitions": repetitions,
            "episodes": episodes or settings_for(spec).episodes,  # type: ignore[union-attr]
            "alarms": alarms, "rate": alarms / repetitions,
@@ -132,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--repetitions", type=int, default=20)
     c.add_argument("--episodes", type=int)
     c.add_argument("--first-seed", type=int, default=0)
+    c.add_argument("--policies", nargs="+", metavar="POLICY",
+                   help="run only these of the layer's policies (a part of its family)")
     m = sub.add_parser("mutants")
     m.add_argument("env")
     option_flag(m)
@@ -144,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         spec = with_mode(get_spec(args.env), args.option)
         if args.command == "calibrate":
-            calibrate(spec, args.against, args.repetitions, args.episodes, args.first_seed)
+            calibrate(spec, args.against, args.repetitions, args.episodes, args.first_seed,
+                      args.policies)
         else:
             mutants(spec, args.episodes, args.lower_layers, only=args.only)
     except ValueError as e:

@@ -832,10 +832,14 @@ def check_rollout_distribution(spec: EnvSpec, episodes: int | None = None, seed:
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ValueError(f"--horizon-episodes must be an integer >= 2, got {n!r}")
     horizon = settings.horizon or spec.verification.max_rollout_steps
+    v = spec.verification
     kinds = [k for k in settings.policies
-             if (k == "random" and spec.verification.random_action is not None)
-             or (k == "scripted" and spec.verification.scripted_policy is not None)
+             if (k == "random" and (v.random_action or v.legal_action) is not None)
+             or (k == "scripted" and (v.scripted_policy or v.scripted_action) is not None)
              or k in settings.named]
+    if not kinds and policy_run is None:
+        raise ValueError(f"{spec.name}: Verification.rollout_distribution names the policies "
+                         f"{', '.join(settings.policies) or 'none'}, none of which it declares")
     if policy_run is not None:
         kinds.append("trained")
     executor = executor if executor is not None else (active() or InProcess())
@@ -963,8 +967,10 @@ def _notes(result: LayerResult, samples: Mapping[str, tuple[Sample, Sample]],
 
 
 def reference_vs(spec: EnvSpec, other: Callable[..., Reference], episodes: int | None = None,
-                 seed: int = 0, alpha: float = ALPHA) -> LayerResult:
+                 seed: int = 0, alpha: float = ALPHA, settings: Settings | None = None
+                 ) -> LayerResult:
     """Calibration: the layer with ``other`` (the reference itself, or a float32-perturbed copy)
     in the translation's place, each side with its own seeds: every rejection is a false
     alarm."""
-    return check_rollout_distribution(spec, episodes, seed, reference=other, alpha=alpha)
+    return check_rollout_distribution(spec, episodes, seed, reference=other, alpha=alpha,
+                                      settings=settings)

@@ -132,3 +132,19 @@ def test_sodium_seeds_are_showdowns_chacha20_form() -> None:
     assert seed.startswith("sodium,") and len(seed) == len("sodium,") + 32
     int(seed.split(",")[1], 16)
     assert games.sodium_seed(8) != seed and games.sodium_seed(7) == seed
+
+
+def test_the_study_takes_modes_and_refuses_float64_without_x64(capsys) -> None:
+    import jax
+
+    from envport.verify.horizon_study import main, with_mode
+
+    halfcheetah = spec("halfcheetah")
+    assert with_mode(halfcheetah, None) is halfcheetah
+    if not jax.config.read("jax_enable_x64"):
+        with pytest.raises(ValueError, match="JAX_ENABLE_X64=1"):
+            with_mode(halfcheetah, ["dtype=float64"])
+    assert main(["calibrate", "halfcheetah", "-o", "nope=1", "--repetitions", "1"]) == 2
+    assert "no option 'nope'" in capsys.readouterr().err
+    assert main(["mutants", "cartpole", "--only", "nope"]) == 2
+    assert "--only nope" in capsys.readouterr().err
