@@ -42,6 +42,14 @@ from envport.verify.rollout_distribution import (
 )
 
 
+def _smallest(tests: list[dict[str, Any]]) -> str:
+    """The test of smallest raw p: which summary, its effect and both p-values."""
+    t = min(tests, key=lambda t: t["p"])
+    effect = f"d={t['d']:+.2f}, " if np.isfinite(t["d"]) else ""
+    return (f"[{t['policy']}] {t['feature']} ({t['test']}): {effect}p={t['p']:.2g}, "
+            f"adjusted p={t['p_adjusted']:.2g}")
+
+
 def _top(result: Any) -> str:
     return result.failures[0].test_id if result.failures else ""
 
@@ -86,6 +94,7 @@ def calibrate(spec: EnvSpec, against: str, repetitions: int, episodes: int | Non
         row = {"seed": seed, "rejected": r.counts["rejected"], "tests": r.counts["tests"],
                "alarm": not r.passed, "first": _top(r),
                "min_p_adjusted": min(t["p_adjusted"] for t in r.data["tests"]),
+               "smallest_p": _smallest(r.data["tests"]),
                "seconds": round(time.perf_counter() - t0, 1)}
         print(json.dumps(row), flush=True)
         runs.append(row)
