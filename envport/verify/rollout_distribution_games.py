@@ -19,6 +19,7 @@ here (the settings hold Showdown and JAX code: listing environments must not imp
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -108,10 +109,15 @@ def make_pokemon_reference() -> Any:
     class PoolSodiumShowdown(ShowdownReference):
         def __init__(self) -> None:
             super().__init__()
-            export = self.battle.export
+            # A weak reference: a closure holding the battle would make a cycle, the battle
+            # (and its Node worker) then freed only by the collector at interpreter exit,
+            # where closing the worker aborts Python (env.py's _close_all says why).
+            battle = weakref.ref(self.battle)
 
             def lcg_view() -> dict:
-                e = export()
+                b = battle()
+                assert b is not None
+                e = type(b).export(b)
                 if str(e.get("prng", "")).startswith("sodium,"):
                     e = {**e, "prng": "0,0,0,0"}
                 return e
