@@ -42,6 +42,7 @@ import os
 import time
 import uuid
 import warnings
+import zlib
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -74,6 +75,12 @@ REFERENCE_SIDE, TRANSLATION_SIDE, MODEL_SIDE = 0, 1, 2
 POLICY_INDEX = {"random": 0, "scripted": 1, "trained": 2}
 
 
+def policy_index(kind: str) -> int:
+    """A policy's seed path component: the built-ins' fixed ones, a named policy's from its
+    name (so adding a policy to an environment leaves the other policies' episodes alone)."""
+    return POLICY_INDEX.get(kind, 1_000 + zlib.crc32(kind.encode()) % 1_000_000)
+
+
 @dataclass(frozen=True)
 class Settings:
     """An environment's settings for this layer (``Verification.rollout_distribution``).
@@ -84,7 +91,18 @@ class Settings:
     the layer should detect with 80% power, below which a warning says it is underpowered;
     ``obs_names``: a name per observation dimension; ``termination_cause(state) -> str``: why
     a terminated episode ended, from its final reference-form state; ``policies``: the
-    built-in policies to run; ``permutations`` of the energy test."""
+    policies to run (the built-ins ``random`` and ``scripted``, and names of ``named``);
+    ``named``: the environment's own policies for this layer, ``name -> fn(obs, rng, t)`` with
+    ``t`` the step index in the episode (open-loop gaits); ``permutations`` of the energy test.
+
+    For games, whose observations are hundreds of flags: ``step_features(state) -> float
+    array`` (names ``feature_names``) is what a step records instead of the observation and
+    the floating state, from the reference-form state (``bridge.from_jax`` on the
+    translation's side); ``episode_summaries(rows, names) -> {name: value}`` adds summaries
+    of a whole episode (a battle's winner, faints, switches); ``column_summaries=False``
+    leaves out the per-window spreads of every column, the one-step model and the reset
+    distance; ``make_reference``: the reference this layer runs in place of the spec's (one
+    whose resets sample what the translation's do, with the reference's own random stream)."""
 
     episodes: int = 200
     horizon: int | None = None
@@ -93,7 +111,18 @@ class Settings:
     obs_names: tuple[str, ...] | None = None
     termination_cause: Callable[[RefState], str] | None = None
     policies: tuple[str, ...] = ("random", "scripted")
+    named: Mapping[str, Callable[[np.ndarray, np.random.Generator, int], Any]] = field(
+        default_factory=dict)
     permutations: int = PERMUTATIONS
+    step_features: Callable[[RefState], np.ndarray] | None = None
+    feature_names: tuple[str, ...] = ()
+    episode_summaries: Callable[[np.ndarray, list[str]], Mapping[str, float]] | None = None
+    column_summaries: bool = True
+    make_reference: Callable[[], Reference] | None = None
+
+    def reference(self, spec: EnvSpec) -> Reference:
+        return self.make_reference() if self.make_reference is not None \
+            else spec.make_reference()
 
 
 def settings_for(spec: EnvSpec, env: Environment | None = None) -> Settings | None:
@@ -102,17 +131,22 @@ def settings_for(spec: EnvSpec, env: Environment | None = None) -> Settings | No
     raw = spec.verification.rollout_distribution
     if raw is None:
         return None
+    if callable(raw):  # a lazy(...) factory: settings holding code listing must not import
+        raw = raw()
     return raw if isinstance(raw, Settings) else Settings(**dict(raw))
 
 
 # ------------------------------------------------------------------------------ policies
 class BatchPolicy:
-    """A policy over a batch of episodes: ``start(n, rngs)`` then ``act(obs_batch)``."""
+    """A policy over a batch of episodes: ``start(rngs)`` then ``act(obs_batch, states)``;
+    ``states`` (each episode's reference-form state) is given where ``needs_states``."""
+
+    needs_states = False
 
     def start(self, rngs: list[np.random.Generator]) -> None:
         self.rngs = rngs
 
-    def act(self, obs: np.ndarray) -> np.ndarray:
+    def act(self, obs: np.ndarray, states: Sequence[RefState | None] | None = None) -> np.ndarray:
         raise NotImplementedError
 
 
@@ -122,8 +156,46 @@ class HostPolicy(BatchPolicy):
     def __init__(self, fn: Callable[[np.ndarray, np.random.Generator], Any]) -> None:
         self.fn = fn
 
-    def act(self, obs: np.ndarray) -> np.ndarray:
+    def act(self, obs: np.ndarray, states: Sequence[RefState | None] | None = None) -> np.ndarray:
         return np.asarray([self.fn(o, r) for o, r in zip(obs, self.rngs, strict=True)])
+
+
+class StatePolicy(BatchPolicy):
+    """A verifier policy of the state, ``(state, rng) -> action``: a masked game's random legal
+    player (``Verification.legal_action`` through ``policies.draw_action``) or its
+    ``scripted_action``."""
+
+    needs_states = True
+
+    def __init__(self, fn: Callable[[RefState, np.random.Generator], Any]) -> None:
+        self.fn = fn
+
+    def act(self, obs: np.ndarray, states: Sequence[RefState | None] | None = None
+            ) -> np.ndarray:
+        """``None`` for an episode that has ended (the translation's batch steps on): it gets
+        zeros, as a game over has no legal action to draw."""
+        assert states is not None, "a state policy is given the states"
+        acts = [None if s is None else np.asarray(self.fn(s, r))
+                for s, r in zip(states, self.rngs, strict=True)]
+        filler = np.zeros_like(next(a for a in acts if a is not None))
+        return np.asarray([filler if a is None else a for a in acts])
+
+
+class TimedPolicy(BatchPolicy):
+    """A named policy ``(obs, rng, t) -> action`` of :attr:`Settings.named`: ``t`` counts the
+    steps since :meth:`start` (every episode of a batch starts together)."""
+
+    def __init__(self, fn: Callable[[np.ndarray, np.random.Generator, int], Any]) -> None:
+        self.fn = fn
+
+    def start(self, rngs: list[np.random.Generator]) -> None:
+        super().start(rngs)
+        self.t = 0
+
+    def act(self, obs: np.ndarray, states: Sequence[RefState | None] | None = None) -> np.ndarray:
+        out = np.asarray([self.fn(o, r, self.t) for o, r in zip(obs, self.rngs, strict=True)])
+        self.t += 1
+        return out
 
 
 class TrainedPolicy(BatchPolicy):
@@ -149,7 +221,7 @@ class TrainedPolicy(BatchPolicy):
         self.carry = self.policy.initial_carry(len(rngs))
         self.first = np.ones(len(rngs), np.bool_)
 
-    def act(self, obs: np.ndarray) -> np.ndarray:
+    def act(self, obs: np.ndarray, states: Sequence[RefState | None] | None = None) -> np.ndarray:
         # One key per step for the batch (its elements are independent draws), from the first
         # episode's stream: each side and episode batch has its own.
         key = self.rngs[0].integers(0, 2**32, 2, dtype=np.uint32)
@@ -189,8 +261,17 @@ def check_policy_run(spec: EnvSpec, run_dir: str | os.PathLike[str], flag: str =
                          f"{spec.name!r}")
 
 
-def make_batch_policy(kind: str, spec: EnvSpec, run_dir: str | None = None) -> BatchPolicy:
+def make_batch_policy(kind: str, spec: EnvSpec, run_dir: str | None = None,
+                      settings: Settings | None = None) -> BatchPolicy:
     v = spec.verification
+    if settings is not None and kind in settings.named:
+        return TimedPolicy(settings.named[kind])
+    if kind == "random" and v.legal_action is not None:
+        from envport.verify.policies import draw_action
+
+        return StatePolicy(lambda state, rng: draw_action(spec, state, rng))
+    if kind == "scripted" and v.scripted_action is not None:
+        return StatePolicy(v.scripted_action)
     if kind == "random" and v.random_action is not None:
         random_action = v.random_action
         return HostPolicy(lambda obs, rng: random_action(rng))
@@ -203,7 +284,7 @@ def make_batch_policy(kind: str, spec: EnvSpec, run_dir: str | None = None) -> B
 
 def episode_rngs(seed: int, side: int, policy: str, indices: Sequence[int]
                  ) -> list[np.random.Generator]:
-    return [np.random.default_rng(derive_seed(seed, _TAG, side, POLICY_INDEX[policy], i, 1))
+    return [np.random.default_rng(derive_seed(seed, _TAG, side, policy_index(policy), i, 1))
             for i in indices]
 
 
@@ -229,15 +310,19 @@ def state_vector(state: RefState, cols: Columns) -> np.ndarray:
 
 def find_columns(spec: EnvSpec, settings: Settings, seed: int) -> Columns:
     """The columns of :class:`Columns`, from a short reference episode: a floating state
-    element equal (to float32 rounding) to an observation element at every step is left out."""
-    ref = spec.make_reference()
+    element equal (to float32 rounding) to an observation element at every step is left out.
+    With ``step_features`` the columns are those features."""
+    if settings.step_features is not None:
+        return Columns(list(settings.feature_names), [])
+    ref = settings.reference(spec)
     rng = np.random.default_rng(derive_seed(seed, _TAG, 9))
     obs = np.asarray(ref.reset(derive_seed(seed, _TAG, 8)), np.float64).ravel()
     obs_rows, states = [obs], [ref.get_state()]
-    act = make_batch_policy(settings.policies[0], spec)
+    act = make_batch_policy(settings.policies[0], spec, settings=settings)
     act.start([rng])
     for _ in range(20):
-        obs_t, _, terminated, truncated, _ = ref.step(act.act(obs[None])[0])
+        here = [states[-1]] if act.needs_states else None
+        obs_t, _, terminated, truncated, _ = ref.step(act.act(obs[None], here)[0])
         obs = np.asarray(obs_t, np.float64).ravel()
         obs_rows.append(obs)
         states.append(ref.get_state())
@@ -327,18 +412,23 @@ def windows(horizon: int, count: int) -> list[tuple[int, int]]:
 
 
 def summarise(rows: np.ndarray, names: list[str], horizon: int, count: int,
-              model: Model | None = None, initial: np.ndarray | None = None
+              model: Model | None = None, initial: np.ndarray | None = None, *,
+              columns: bool = True,
+              extra: Callable[[np.ndarray, list[str]], Mapping[str, float]] | None = None
               ) -> dict[str, float]:
     """One episode's summaries: per window (and over the whole episode) the mean and standard
     deviation of every column and of its one-step change, plus return, length and reward per
     step; with a ``model``, the mean residual of each column's and the reward's one-step
     prediction and the reset observation's standardised distance from the reset mean. A window
     the episode spends fewer than 3 steps in is absent (NaN). ``rows`` may carry the action's
-    elements after the named columns."""
+    elements after the named columns. ``columns=False``: no per-column summaries; ``extra``:
+    the environment's own summaries of the episode (``Settings.episode_summaries``)."""
     out: dict[str, float] = {}
     n = len(rows)
     spans = [(0, horizon, "all")] + [(a, b, f"t{a}-{b}") for a, b in windows(horizon, count)] \
         if count > 1 else [(0, horizon, "all")]
+    if not columns:
+        spans = []
     for a, b, label in spans:
         part = rows[a:min(b, n)]
         for j, name in enumerate(names):
@@ -357,6 +447,8 @@ def summarise(rows: np.ndarray, names: list[str], horizon: int, count: int,
     out["return"] = float(np.sum(reward))
     out["length"] = float(n)
     out["reward per step"] = float(np.mean(reward)) if n else math.nan
+    if extra is not None:
+        out.update((k, float(v)) for k, v in extra(rows, names).items())
     if model is not None:
         if n >= 3:
             dyn, rew, nxt = _regressors(rows, ncols)
@@ -376,8 +468,11 @@ RESIDUAL = "model residual"
 
 
 def summarise_all(sample: Sample, names: list[str], horizon: int, count: int,
-                  model: Model | None) -> None:
-    sample.summaries = [summarise(r, names, horizon, count, model, i)
+                  model: Model | None, settings: Settings | None = None) -> None:
+    columns = settings.column_summaries if settings is not None else True
+    extra = settings.episode_summaries if settings is not None else None
+    sample.summaries = [summarise(r, names, horizon, count, model, i, columns=columns,
+                                  extra=extra)
                         for r, i in zip(sample.rows, sample.initial, strict=True)]
 
 
@@ -388,12 +483,20 @@ def _cause(terminated: bool, truncated: bool, state: RefState, settings: Setting
     return "truncated" if truncated else "horizon"
 
 
+def record(settings: Settings, cols: Columns, obs: np.ndarray, state: RefState) -> np.ndarray:
+    """What a step records before its reward and action: the settings' ``step_features`` of the
+    state, else the observation and the floating state columns it leaves out."""
+    if settings.step_features is not None:
+        return np.asarray(settings.step_features(state), np.float64).ravel()
+    return np.concatenate([obs.ravel(), state_vector(state, cols)])
+
+
 def reference_episodes(spec: EnvSpec, settings: Settings, cols: Columns, policy: BatchPolicy,
                        kind: str, seed: int, indices: list[int], horizon: int,
                        ref: Reference | None = None, side: int = REFERENCE_SIDE) -> Sample:
     """Episodes ``indices`` of a reference side (``side``'s seeds), one after the other on one
     reference."""
-    ref = ref or spec.make_reference()
+    ref = ref or settings.reference(spec)
     out = Sample()
     for i, rng in zip(indices, episode_rngs(seed, side, kind, indices), strict=True):
         policy.start([rng])
@@ -403,11 +506,11 @@ def reference_episodes(spec: EnvSpec, settings: Settings, cols: Columns, policy:
         terminated = truncated = False
         state = ref.get_state()
         for _ in range(horizon):
-            action = policy.act(obs.reshape(1, -1))[0]
+            action = policy.act(obs.reshape(1, -1), [state] if policy.needs_states else None)[0]
             obs_t, reward, terminated, truncated, _ = ref.step(action)
             obs = np.asarray(obs_t, np.float64)
             state = ref.get_state()
-            rows.append(np.concatenate([obs.ravel(), state_vector(state, cols), [reward],
+            rows.append(np.concatenate([record(settings, cols, obs, state), [reward],
                                         np.asarray(action, np.float64).ravel()]))
             if terminated or truncated:
                 break
@@ -427,10 +530,10 @@ def _reference_task(task: tuple[EnvSpec, Settings, Columns, str, str | None, int
     spec, settings, cols, kind, run_dir, seed, indices, horizon, run = task
     if run not in _WORKER:
         _WORKER.clear()
-        _WORKER[run] = (spec.make_reference(), {})
+        _WORKER[run] = (settings.reference(spec), {})
     ref, policies = _WORKER[run]
     if kind not in policies:
-        policies[kind] = make_batch_policy(kind, spec, run_dir)
+        policies[kind] = make_batch_policy(kind, spec, run_dir, settings)
     return reference_episodes(spec, settings, cols, policies[kind], kind, seed, indices,
                               horizon, ref)
 
@@ -465,13 +568,21 @@ def _batched_reset(env: Environment) -> Callable:
     return jax.jit(jax.vmap(lambda k: env.reset(k, params)))
 
 
+def _episodes_of(batch: RefState, episodes: int, which: Sequence[int] | None = None
+                 ) -> list[RefState]:
+    """Per-episode reference-form states of a batched one (``which``: those episodes only)."""
+    arrays = {k: np.asarray(v) for k, v in batch.items()}
+    return [{k: v[j] for k, v in arrays.items()}
+            for j in (range(episodes) if which is None else which)]
+
+
 def translation_sample(env: Environment, spec: EnvSpec, settings: Settings, cols: Columns,
                        policy: BatchPolicy, kind: str, seed: int, episodes: int, horizon: int,
                        ) -> Sample:
     """All ``episodes`` of the translation's side under one policy, as one batch: one jitted,
     vmapped step per time step until every episode has ended."""
     bridge = spec.make_bridge()
-    keys = jnp.stack([derive_key(seed, _TAG, TRANSLATION_SIDE, POLICY_INDEX[kind], i)
+    keys = jnp.stack([derive_key(seed, _TAG, TRANSLATION_SIDE, policy_index(kind), i)
                       for i in range(episodes)])
     reset_keys, step_keys = jax.vmap(jax.random.split, out_axes=1)(keys)
     state, obs = _batched_reset(env)(reset_keys)
@@ -485,16 +596,30 @@ def translation_sample(env: Environment, spec: EnvSpec, settings: Settings, cols
     obs_np = np.asarray(obs, np.float64).reshape(episodes, -1)
     initial = list(obs_np.copy())
     step = _batched_step(env)
+    per_episode = policy.needs_states or settings.step_features is not None
+    ref_state = bridge.from_jax(state) if per_episode else {}
     for t in range(horizon):
-        action = policy.act(obs_np).astype(space.dtype).reshape(episodes, *space.shape)
+        states: list[RefState | None] | None = None
+        if policy.needs_states:
+            states = [s if a else None for s, a in
+                      zip(_episodes_of(ref_state, episodes), alive, strict=True)]
+        action = policy.act(obs_np, states).astype(space.dtype).reshape(episodes,
+                                                                         *space.shape)
         state, obs, reward, terminated, truncated = step(step_keys, jnp.int32(t), state, action)
         obs_np = np.asarray(obs, np.float64).reshape(episodes, -1)
         ref_state = bridge.from_jax(state)
         term, trunc = np.asarray(terminated), np.asarray(truncated)
-        extra = (np.stack([np.asarray(ref_state[k], np.float64).reshape(episodes, -1)[:, i]
-                           for k, i in cols.state], axis=1) if cols.state
-                 else np.zeros((episodes, 0)))
-        rows[alive, t] = np.concatenate([obs_np, extra, np.asarray(reward, np.float64)[:, None],
+        if settings.step_features is not None:
+            live = _episodes_of(ref_state, episodes, np.flatnonzero(alive).tolist())
+            head = np.zeros((episodes, len(cols.obs)))
+            head[alive] = [np.asarray(settings.step_features(s), np.float64).ravel()
+                           for s in live]
+        else:
+            extra = (np.stack([np.asarray(ref_state[k], np.float64).reshape(episodes, -1)[:, i]
+                               for k, i in cols.state], axis=1) if cols.state
+                     else np.zeros((episodes, 0)))
+            head = np.concatenate([obs_np, extra], axis=1)
+        rows[alive, t] = np.concatenate([head, np.asarray(reward, np.float64)[:, None],
                                          action.reshape(episodes, -1).astype(np.float64)],
                                         axis=1)[alive]
         length[alive] += 1
@@ -640,7 +765,7 @@ def energy_test(policy: str, ref: Sample, ours: Sample, permutations: int, seed:
                                  permutation_type="independent", vectorized=False,
                                  n_resamples=permutations, alternative="greater",
                                  rng=np.random.default_rng(derive_seed(seed, _TAG, 5,
-                                                                       POLICY_INDEX[policy])))
+                                                                       policy_index(policy))))
     gaps = np.abs(b.mean(axis=0) - a.mean(axis=0))
     top = ", ".join(f"{names[j]} ({gaps[j]:.2f} SD)" for j in np.argsort(-gaps)[:3])
     return Test(policy=policy, feature=f"summary vector ({len(names)} summaries)", test="energy",
@@ -707,9 +832,14 @@ def check_rollout_distribution(spec: EnvSpec, episodes: int | None = None, seed:
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ValueError(f"--horizon-episodes must be an integer >= 2, got {n!r}")
     horizon = settings.horizon or spec.verification.max_rollout_steps
+    v = spec.verification
     kinds = [k for k in settings.policies
-             if (k == "random" and spec.verification.random_action is not None)
-             or (k == "scripted" and spec.verification.scripted_policy is not None)]
+             if (k == "random" and (v.random_action or v.legal_action) is not None)
+             or (k == "scripted" and (v.scripted_policy or v.scripted_action) is not None)
+             or k in settings.named]
+    if not kinds and policy_run is None:
+        raise ValueError(f"{spec.name}: Verification.rollout_distribution names the policies "
+                         f"{', '.join(settings.policies) or 'none'}, none of which it declares")
     if policy_run is not None:
         kinds.append("trained")
     executor = executor if executor is not None else (active() or InProcess())
@@ -728,7 +858,7 @@ def check_rollout_distribution(spec: EnvSpec, episodes: int | None = None, seed:
                 if progress:
                     progress(result.counts["episodes"] + len(ref.rows), total)
         result.counts["episodes"] += n
-        policy = make_batch_policy(kind, spec, policy_run)
+        policy = make_batch_policy(kind, spec, policy_run, settings)
         if reference is None:
             ours = translation_sample(env, spec, settings, cols, policy, kind, seed, n, horizon)
         else:  # calibration: another reference in the translation's place, with its seeds
@@ -736,12 +866,14 @@ def check_rollout_distribution(spec: EnvSpec, episodes: int | None = None, seed:
                                       horizon, reference(), side=TRANSLATION_SIDE)
         result.counts["episodes"] += n
         # The one-step model, from reference episodes of neither sample (its own seeds).
-        held_out = reference_episodes(spec, settings, cols, policy, kind, seed,
-                                      list(range(model_episodes(n))), horizon,
-                                      side=MODEL_SIDE)
-        model = fit_model(held_out, len(cols.names))
+        held_out, model = Sample(), None
+        if settings.column_summaries:
+            held_out = reference_episodes(spec, settings, cols, policy, kind, seed,
+                                          list(range(model_episodes(n))), horizon,
+                                          side=MODEL_SIDE)
+            model = fit_model(held_out, len(cols.names))
         for sample in (ref, ours):
-            summarise_all(sample, cols.names, horizon, settings.windows, model)
+            summarise_all(sample, cols.names, horizon, settings.windows, model, settings)
         result.counts["steps"] += ref.steps + ours.steps + held_out.steps
         samples[kind] = (ref, ours)
         if progress:
@@ -835,8 +967,10 @@ def _notes(result: LayerResult, samples: Mapping[str, tuple[Sample, Sample]],
 
 
 def reference_vs(spec: EnvSpec, other: Callable[..., Reference], episodes: int | None = None,
-                 seed: int = 0, alpha: float = ALPHA) -> LayerResult:
+                 seed: int = 0, alpha: float = ALPHA, settings: Settings | None = None
+                 ) -> LayerResult:
     """Calibration: the layer with ``other`` (the reference itself, or a float32-perturbed copy)
     in the translation's place, each side with its own seeds: every rejection is a false
     alarm."""
-    return check_rollout_distribution(spec, episodes, seed, reference=other, alpha=alpha)
+    return check_rollout_distribution(spec, episodes, seed, reference=other, alpha=alpha,
+                                      settings=settings)

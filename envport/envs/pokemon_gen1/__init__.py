@@ -66,6 +66,7 @@ SPEC = EnvSpec(
         sample_reference_events=lazy("envport.envs.pokemon_gen1.env:reference_team_events"),
         sample_translation_events=lazy("envport.envs.pokemon_gen1.env:translation_team_events"),
         components=COMPONENTS,
+        rollout_distribution=lazy("envport.verify.rollout_distribution_games:pokemon_settings"),
     ),
     benchmark=Benchmark(
         reference_throughput=lazy("envport.envs.pokemon_gen1.bench:reference_throughput"),

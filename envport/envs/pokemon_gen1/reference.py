@@ -21,6 +21,7 @@ import dataclasses
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import threading
@@ -120,7 +121,14 @@ def check_installed(reference_dir: Path = REFERENCE_DIR) -> None:
 
 
 def check_seed(seed: Any, what: str = "seed") -> list[int]:
-    """A Showdown Gen 5 seed: four integers in 0..65535 (Showdown itself accepts any number)."""
+    """A Showdown Gen 5 seed: four integers in 0..65535 (Showdown itself accepts any number).
+    Also Showdown's default ChaCha20 seed, ``"sodium,HEX"`` (1-64 hex digits), returned as the
+    string (the rollout-distribution layer's reference: a stream the JAX engine does not
+    reproduce)."""
+    if isinstance(seed, str) and seed.startswith("sodium,"):
+        if not re.fullmatch(r"sodium,[0-9a-f]{1,64}", seed):
+            raise ValueError(f"{what} must be 'sodium,' and 1-64 hex digits, got {seed!r}")
+        return seed  # type: ignore[return-value]
     if isinstance(seed, str):
         try:
             seed = [int(w) for w in seed.split(",")]
@@ -157,7 +165,7 @@ class BattleRecord:
 
     battle_id: Any
     format: str
-    seed: list[int] | None = None  # the battle seed (for created battles)
+    seed: list[int] | str | None = None  # the battle seed (for created battles; str: sodium)
     teams: tuple[str, str] | None = None  # packed teams (for created battles)
     origin_json: dict | None = None  # the toJSON it was imported from (for imported battles)
     choices: list[tuple[Choice, Choice]] = dataclasses.field(default_factory=list)
@@ -411,7 +419,8 @@ class ShowdownWorker:
         result = reply["result"]
         if op == "create":
             self.records[battle_id] = BattleRecord(
-                battle_id, request.get("format") or FORMAT, list(request["seed"]),
+                battle_id, request.get("format") or FORMAT,
+                request["seed"] if isinstance(request["seed"], str) else list(request["seed"]),
                 (request["team1"], request["team2"]), prng=result["prng"], turn=result["turn"])
         elif op == "import":
             origin = json.loads(json.dumps(request["json"]))  # the caller may change theirs

@@ -43,6 +43,7 @@ SPEC = EnvSpec(
         max_rollout_steps=1000,
         sample_reference_events=lazy(f"{_SUPPORT}:reference_events"),
         sample_translation_events=lazy(f"{_SUPPORT}:translation_events"),
+        rollout_distribution=lazy("envport.verify.rollout_distribution_games:tcg_settings"),
     ),
     benchmark=Benchmark(
         reference_throughput=lazy(f"{_SUPPORT}:reference_throughput"),

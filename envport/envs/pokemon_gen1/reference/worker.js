@@ -48,6 +48,8 @@ function bad(message) {
 // Showdown accepts out-of-range seed words silently (and then computes garbage), so seeds are
 // checked here: exactly four integers in 0..65535.
 function checkSeed(seed, what = 'seed') {
+	// Showdown's default ChaCha20 generator (envport's rollout-distribution layer uses it).
+	if (typeof seed === 'string' && /^sodium,[0-9a-f]{1,64}$/.test(seed)) return seed;
 	if (typeof seed === 'string' && /^\d+(,\d+){3}$/.test(seed)) seed = seed.split(',').map(Number);
 	if (!Array.isArray(seed) || seed.length !== 4 ||
 		!seed.every(w => Number.isInteger(w) && w >= 0 && w <= 0xFFFF)) {
