@@ -1120,13 +1120,28 @@ def switch_in(ctx: Ctx, en: Any, s: Any, j: Any) -> Ctx:
 
 
 def run_switch(ctx: Ctx, en: Any, s: Any) -> Ctx:
-    """``runSwitch`` (gen <= 2): every active's lastMove cleared, ``lastSelectedMoveSlot = 0``,
+    """``mods/gen4/scripts.ts runSwitch`` (gen <= 2): every active's lastMove cleared,
+    ``lastSelectedMoveSlot = 0`` (and Gen 1's Metronome-lock rule below),
     ``AfterSwitchInSelf``: brn/psn/tox deal floor(maxHP/16) unless the side fainted this turn."""
     for t in (0, 1):
         ctx = aset(ctx, "last_move", t, 0, en & ~mon(ctx, "fainted", t))
     # runEvent('SwitchIn'): tox.onSwitchIn, a badly poisoned Pokemon comes back merely poisoned
     ctx = mset(ctx, "status", s, T.STATUS_PSN, en & (_i(mon(ctx, "status", s)) == T.STATUS_TOX))
     ctx = sset(ctx, "last_selected_slot", s, 0, en)
+    # then each standing foe under a partial-trapping lock whose lastSelectedMoveSlot holds
+    # Metronome (a lock that Metronome's call made) goes back to Metronome: lastSelectedMove,
+    # lastEnemySelectedMove and, if it has yet to act, its queued move (queue.changeAction)
+    foe = 1 - s
+    k = jnp.clip(_i(ctx["st"]["side"]["last_selected_slot"][foe]), 0, 3)
+    back = (en & (slot(ctx, foe) >= 0) & (_i(mon(ctx, "hp", foe)) > 0)
+            & has_vol(ctx, foe, "partialtrappinglock")
+            & (_i(mon(ctx, "moves", foe)[k]) == MV.ID["metronome"]))
+    ctx = sset(ctx, "last_selected_move", foe, MV.ID["metronome"], back)
+    ctx = sset(ctx, "last_enemy_selected_move", foe, MV.ID["metronome"], back)
+    if "pending" in ctx:  # (create.py's battle start has no queue, and no lock)
+        ctx = _upd(ctx, queued=jnp.where(back & ctx["pending"][foe],
+                                         ctx["queued"].at[foe].set(MV.ID["metronome"]),
+                                         ctx["queued"]))
     status = _i(mon(ctx, "status", s))
     hurt = en & ~ctx["ftt"][s] & ((status == T.STATUS_BRN) | (status == T.STATUS_PSN)
                                   | (status == T.STATUS_TOX))
