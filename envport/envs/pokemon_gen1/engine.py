@@ -651,6 +651,15 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     # breaks): addVolatile draws its duration (durationCallback: sample([2, 2, 2, 3, 3, 3, 4, 5]))
     # first; onStart (no lock without a foe standing) stores lastDamage and the move and adds
     # the foe's partiallytrapped (duration 2; onRestart if it is there)
+    # the trapping moves keep the base data's volatileStatus 'partiallytrapped' (inherit: true):
+    # every hit on the target itself (not a Substitute; not once it fainted) adds it or restarts
+    # it (duration 2), the lock's last turn included
+    hit_pt = number & partial & (_i(mon(ctx, "hp", d)) > 0)
+    new = hit_pt & ~has_vol(ctx, d, "partiallytrapped")
+    ctx = set_vol(ctx, d, _V["partiallytrapped"], True, new)
+    ctx = aset(ctx, "trapped_move", d, move, new)
+    ctx = aset(ctx, "trapped_maybe_locked", d, False, new)
+    ctx = aset(ctx, "trapped_duration", d, 2, hit_pt)
     traps = landed & partial & ~has_vol(ctx, a, "partialtrappinglock")
     state, lock_turns = prng.sample(ctx["st"]["prng"], jnp.asarray([2, 2, 2, 3, 3, 3, 4, 5]))
     ctx = _record(_advance(ctx, traps, state), traps, 8, NONE)
