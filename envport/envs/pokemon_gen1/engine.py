@@ -172,6 +172,24 @@ def set_vol(ctx: Ctx, s: Any, bits: int, on: bool, en: Any = True) -> Ctx:
     return aset(ctx, "volatiles", s, new, en)
 
 
+# the counters each volatile keeps (state.py), set back to rest when it goes
+_VOLATILE_LEAVES = {
+    "partiallytrapped": ("trapped_duration", "trapped_move", "trapped_maybe_locked"),
+    "partialtrappinglock": ("lock_duration", "lock_total", "lock_damage", "lock_move"),
+    "fakepartiallytrapped": ("fake_trapped_duration",),
+    "flinch": ("flinch_duration",),
+}
+
+
+def drop_vol(ctx: Ctx, s: Any, name: str, en: Any) -> Ctx:
+    """``delete pokemon.volatiles[name]`` / ``removeVolatile(name)`` (none of these has an
+    ``onEnd`` in Gen 1), its counters back at rest."""
+    ctx = set_vol(ctx, s, _V[name], False, en)
+    for leaf in _VOLATILE_LEAVES.get(name, ()):
+        ctx = aset(ctx, leaf, s, 0, en)
+    return ctx
+
+
 # ---- draws (each one recorded on the step's tape: Showdown's `from`, `to`) ---------------------
 
 def _record(ctx: Ctx, en: Any, frm: Any, to: Any) -> Ctx:
@@ -206,6 +224,15 @@ def tie(ctx: Ctx, en: Any) -> tuple[Ctx, Array]:
     new, v = prng.random_range(ctx["st"]["prng"], 0, 2)
     ctx = _record(_advance(ctx, en, new), en, 0, 2)
     return ctx, en & (v == 1)
+
+
+def shuffle_group(ctx: Ctx, en: Any, start: Any, n: Any, max_n: int) -> Ctx:
+    """``speedSort``'s ``prng.shuffle(list, start, start + n)`` of ``n`` tied handlers (at most
+    ``max_n``): ``random(start + k, start + n)`` for k = 0 .. n - 2."""
+    start, n = _i(start), _i(n)
+    for k in range(max_n - 1):
+        ctx, _ = rand_range(ctx, en & (k < n - 1), start + k, start + n)
+    return ctx
 
 
 def each_event(ctx: Ctx, en: Any) -> Ctx:
@@ -431,9 +458,11 @@ def _damage_inputs(ctx: Ctx, a: Any, d: Any, move: Array, preset: Any) -> M.Dama
                                           == MV.ID["counter"]))
 
 
-def get_damage(ctx: Ctx, en: Any, a: Any, d: Any, move: Array, preset: Any
+def get_damage(ctx: Ctx, en: Any, a: Any, d: Any, move: Array, preset: Any, trap_lock: Any = -1
                ) -> tuple[Ctx, M.Damage]:
-    state, dmg = M.get_damage(ctx["st"]["prng"], _damage_inputs(ctx, a, d, move, preset))
+    state, dmg = M.get_damage(ctx["st"]["prng"],
+                              _damage_inputs(ctx, a, d, move, preset)._replace(
+                                  trap_lock_damage=trap_lock))
     ctx = _advance(ctx, en, state)
     ctx = _record(ctx, en & dmg.drew_psywave, 1, dmg.psywave_to)
     ctx = _record(ctx, en & dmg.drew_crit, 256, NONE)
@@ -508,6 +537,10 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
       Softboiled heal half the maximum HP; Rest: sleep for 2 turns after its ``random(1, 8)``,
       full HP), and ``AfterMoveSecondary``: a burn secondary thaws a frozen target.
     """
+    # mods/gen1/moves.ts wrap / bind / clamp / firespin onTryMove (before tryMoveHit, hit or
+    # miss): the target's recharge turn is gone
+    partial = jnp.asarray(T.MOVE_PARTIAL_TRAP)[move]
+    ctx = set_vol(ctx, d, _V["mustrecharge"], False, en & partial)
     # tryMoveHit opens with Thrash / Petal Dance's lock (move.self.volatileStatus 'lockedmove'):
     # the first use adds lockedmove (random(2, 4) turns, accuracy 255), later ones count down
     # and the last confuses the user afresh (random(2, 6))
@@ -549,10 +582,17 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     # (Rage's, when it has one, likewise)
     has_lock = has_vol(ctx, a, "lockedmove")
     has_rage = has_vol(ctx, a, "rage")
+    # 'nomove''s accuracy 100 * 81 / 256 % is 80 / 255, not a whole percent: given as the base
+    # (no lockedmove or rage holds on a Pokemon that was frozen)
+    # partiallytrapped.onAccuracy: the source of the target's partiallytrapped always hits it
+    # (that source is the foe whose lock is on it)
     acc = M.accuracy(move, aget(ctx, "boosts", a)[5], aget(ctx, "boosts", t)[6],
                      has_vol(ctx, t, "mustrecharge"),
                      jnp.where(has_rage, _i(aget(ctx, "rage_accuracy", a)),
-                               jnp.where(has_lock, _i(aget(ctx, "locked_accuracy", a)), -1)))
+                               jnp.where(has_lock, _i(aget(ctx, "locked_accuracy", a)),
+                                         jnp.where(move == T.NOMOVE, T.NOMOVE_ACCURACY_255, -1))),
+                     trapped_by_attacker=has_vol(ctx, t, "partiallytrapped")
+                     & has_vol(ctx, a, "partialtrappinglock"))
     ctx = aset(ctx, "locked_accuracy", a, acc.stored, go & has_lock & (acc.stored >= 0))
     ctx = aset(ctx, "rage_accuracy", a, acc.stored, go & has_rage & (acc.stored >= 0))
     ctx, ok = chance(ctx, go & ~acc.always_hits, acc.numerator, 256)
@@ -562,7 +602,10 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     dhit = hit & ~status_move
     state, hits, drew = M.multihit_count(ctx["st"]["prng"], move)
     ctx = _record(_advance(ctx, dhit & drew, state), dhit & drew, 8, NONE)
-    ctx, dmg = get_damage(ctx, dhit, a, d, move, -1)
+    # getDamage: the attacker's lock on this target repeats the stored damage
+    locks_d = has_vol(ctx, a, "partialtrappinglock") & has_vol(ctx, d, "partiallytrapped")
+    trap_lock = jnp.where(locks_d, _i(aget(ctx, "lock_damage", a)), -1)
+    ctx, dmg = get_damage(ctx, dhit, a, d, move, -1, trap_lock)
     landed = dhit & (dmg.kind != M.KIND_FALSE)
     number = landed & (dmg.kind == M.KIND_NUMBER)
     # mods/gen1/moves.ts substitute.onTryHit: the Substitute takes the uncapped damage (also
@@ -604,6 +647,33 @@ def move_hit(ctx: Ctx, en: Any, a: Any, d: Any, move: Array) -> Ctx:
     ctx = set_vol(ctx, a, _V["rage"], True, rages)
     ctx = aset(ctx, "rage_accuracy", a, 255, rages)
     # Bide's volatileStatus (moveHit: getDamage undefined, then the volatile): random(2, 4)
+    # moveHit's self volatileStatus partialtrappinglock (also through a Substitute, even one that
+    # breaks): addVolatile draws its duration (durationCallback: sample([2, 2, 2, 3, 3, 3, 4, 5]))
+    # first; onStart (no lock without a foe standing) stores lastDamage and the move and adds
+    # the foe's partiallytrapped (duration 2; onRestart if it is there)
+    # the trapping moves keep the base data's volatileStatus 'partiallytrapped' (inherit: true):
+    # every hit on the target itself (not a Substitute; not once it fainted) adds it or restarts
+    # it (duration 2), the lock's last turn included
+    hit_pt = number & partial & (_i(mon(ctx, "hp", d)) > 0)
+    new = hit_pt & ~has_vol(ctx, d, "partiallytrapped")
+    ctx = set_vol(ctx, d, _V["partiallytrapped"], True, new)
+    ctx = aset(ctx, "trapped_move", d, move, new)
+    ctx = aset(ctx, "trapped_maybe_locked", d, False, new)
+    ctx = aset(ctx, "trapped_duration", d, 2, hit_pt)
+    traps = landed & partial & ~has_vol(ctx, a, "partialtrappinglock")
+    state, lock_turns = prng.sample(ctx["st"]["prng"], jnp.asarray([2, 2, 2, 3, 3, 3, 4, 5]))
+    ctx = _record(_advance(ctx, traps, state), traps, 8, NONE)
+    traps = traps & (_i(mon(ctx, "hp", d)) > 0)
+    ctx = set_vol(ctx, a, _V["partialtrappinglock"], True, traps)
+    ctx = aset(ctx, "lock_duration", a, lock_turns, traps)
+    ctx = aset(ctx, "lock_total", a, lock_turns, traps)
+    ctx = aset(ctx, "lock_damage", a, ctx["st"]["last_damage"], traps)
+    ctx = aset(ctx, "lock_move", a, move, traps)
+    new = traps & ~has_vol(ctx, d, "partiallytrapped")
+    ctx = set_vol(ctx, d, _V["partiallytrapped"], True, new)
+    ctx = aset(ctx, "trapped_move", d, move, new)
+    ctx = aset(ctx, "trapped_maybe_locked", d, False, new)
+    ctx = aset(ctx, "trapped_duration", d, 2, traps)
     bides = landed & (move == MV.ID["bide"]) & ~has_vol(ctx, a, "bide")
     ctx = set_vol(ctx, a, _V["bide"], True, bides)
     ctx = aset(ctx, "bide_damage", a, 0, bides)
@@ -836,6 +906,8 @@ def before_move(ctx: Ctx, en: Any, a: Any, move: Array) -> tuple[Ctx, Array]:
     ctx = mset(ctx, "sleep_turns", a, _i(mon(ctx, "sleep_turns", a)) - 1, slp)
     ctx = aset(ctx, "last_move", a, 0, slp)
     aborted = frz | slp
+    # mods/gen1/conditions.ts partiallytrapped.onBeforeMove (priority 9): cannot move
+    aborted = aborted | (en & ~aborted & has_vol(ctx, a, "partiallytrapped"))
     flinch = en & ~aborted & has_vol(ctx, a, "flinch")
     aborted = aborted | flinch
     recharge = en & ~aborted & has_vol(ctx, a, "mustrecharge")  # returns null: stops the event
@@ -865,11 +937,18 @@ def before_move(ctx: Ctx, en: Any, a: Any, move: Array) -> tuple[Ctx, Array]:
     self_hit = M.confusion_self_damage(mon(ctx, "level", a), mod[0], mod[1])
     ctx = direct_damage(ctx, hurts, a, self_hit)
     ctx = set_vol(ctx, a, _CONFUSION_CLEARS, False, hurts)
+    ctx = drop_vol(ctx, a, "partialtrappinglock", hurts)
     aborted = aborted | hurts
     par = en & ~aborted & (status == T.STATUS_PAR)
     ctx, full = chance(ctx, par, 63, 256)
     ctx = set_vol(ctx, a, _PAR_CLEARS, False, full)
+    ctx = drop_vol(ctx, a, "partialtrappinglock", full)
     aborted = aborted | full
+    # partialtrappinglock.onBeforeMove (priority 0, as Bide's, which never holds at the same
+    # time): the lock ends when the target is not the locked Pokemon, i.e. the foe switched (the
+    # new one is not partially trapped)
+    ctx = drop_vol(ctx, a, "partialtrappinglock", en & ~aborted & has_vol(
+        ctx, a, "partialtrappinglock") & ~has_vol(ctx, 1 - a, "partiallytrapped"))
     # mods/gen1/moves.ts bide.condition.onBeforeMove (priority 0): lastDamage is stored, the
     # counter runs down; at 0, twice the stored damage hits the foe (nothing stored: it fails)
     bide = en & ~aborted & has_vol(ctx, a, "bide")
@@ -883,19 +962,23 @@ def before_move(ctx: Ctx, en: Any, a: Any, move: Array) -> tuple[Ctx, Array]:
     return ctx, aborted | bide
 
 
-def use_move(ctx: Ctx, en: Any, a: Any, move: Array, from_mirror: Any, aborted: Any = False
+MAX_CALLS = 4  # useMove passes of one runMove: a move, and up to 3 Metronome / Mirror Move calls
+
+
+def use_move(ctx: Ctx, en: Any, a: Any, move: Array, caller: Any, aborted: Any = False
              ) -> tuple[Ctx, Array, Array]:
     """``mods/gen1/scripts.ts useMove`` -> ``useMoveInner`` for side ``a``'s active using
-    ``move``; ``from_mirror``: called by Mirror Move's ``onHit`` (its sourceEffect). ``aborted``:
-    runMove stopped before useMove (``en`` is then false), whose abortMove runs AfterMoveSelf
-    here too, so that one traced copy serves both. Returns (ctx, Mirror Move succeeded, the move
-    it calls: the foe's ``lastMove``)."""
+    ``move``; ``caller``: the id of the Metronome or Mirror Move whose ``onHit`` calls it (its
+    sourceEffect; 0 for runMove's own). ``aborted``: runMove stopped before useMove (``en`` is
+    then false), whose abortMove runs AfterMoveSelf here too, so that one traced copy serves
+    both. Returns (ctx, a Metronome / Mirror Move called a move, the move it calls)."""
     d = 1 - a
+    from_mirror = _i(caller) != 0
     self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move] & (move < T.N_MOVES)  # not 'cannotmove'
     two = jnp.asarray(MV.TWO_TURN)[move]
     charged = has_vol(ctx, a, "twoturnmove")
     charging = en & two & ~charged
-    # a two-turn move called by Mirror Move gives back the PP runMove took from the
+    # a two-turn move called by Metronome or Mirror Move gives back the PP runMove took from the
     # lastSelectedMoveSlot (deductPP(-1)); a transformed user's base slot also gains one
     k = _i(ctx["st"]["side"]["last_selected_slot"][a])
     refund = en & from_mirror & two
@@ -914,7 +997,7 @@ def use_move(ctx: Ctx, en: Any, a: Any, move: Array, from_mirror: Any, aborted: 
     ctx = set_vol(ctx, a, _V["invulnerability"], True,
                   charging & jnp.asarray(MV.INVULNERABLE_CHARGE)[move])
     ctx = aset(ctx, "twoturn_move", a, move, charging)
-    ctx = aset(ctx, "twoturn_source", a, jnp.where(from_mirror, MV.ID["mirrormove"], 0), charging)
+    ctx = aset(ctx, "twoturn_source", a, caller, charging)
     ctx = set_vol(ctx, a, _V["twoturnmove"] | _V["invulnerability"], False, en & two & charged)
     ctx = aset(ctx, "twoturn_move", a, 0, en & two & charged)
     go_hit = en & ~charging
@@ -923,20 +1006,56 @@ def use_move(ctx: Ctx, en: Any, a: Any, move: Array, from_mirror: Any, aborted: 
     # mods/gen1/moves.ts mirrormove.onHit: fails without a foe's lastMove or when it is Mirror
     # Move; else lastSelectedMove and lastEnemySelectedMove become that move, which is used
     foe_last = _i(aget(ctx, "last_move", d))
+    # the 'nomove' ActiveMove is Fissure by id: Mirror Move calls the real Fissure
+    foe_last = jnp.where(foe_last == T.NOMOVE, MV.ID["fissure"], foe_last)
     mirror = go_hit & (move == MV.ID["mirrormove"]) & (foe_last != 0) & (
         foe_last != MV.ID["mirrormove"])
-    ctx = sset(ctx, "last_selected_move", a, foe_last, mirror)
-    ctx = sset(ctx, "last_enemy_selected_move", a, foe_last, mirror)
-    # AfterMove and AfterMoveSelf: after a Mirror Move only when it failed (the called move ran
-    # its own); mods/gen1/conditions.ts mustrecharge.onAfterMove (no recharge after a KO)
-    tail = en & ~mirror
+    # mods/gen1/moves.ts metronome.onHit: sample() of METRONOME_MOVES (in num order), which
+    # becomes lastSelectedMove and lastEnemySelectedMove and is used; it never fails in Gen 1
+    metronome = go_hit & (move == MV.ID["metronome"])
+    n_metronome = len(MV.METRONOME_MOVES)
+    state, pick = prng.sample(ctx["st"]["prng"], jnp.asarray(MV.METRONOME_IDS), n_metronome)
+    ctx = _record(_advance(ctx, metronome, state), metronome, n_metronome, NONE)
+    called = jnp.where(metronome, _i(pick), foe_last)
+    calls = mirror | metronome
+    ctx = sset(ctx, "last_selected_move", a, called, calls)
+    ctx = sset(ctx, "last_enemy_selected_move", a, called, calls)
+    # AfterMove and AfterMoveSelf: never after Metronome, after a Mirror Move only when it
+    # failed (the called move ran its own); mods/gen1/conditions.ts mustrecharge.onAfterMove
+    # (no recharge after a KO)
+    tail = en & ~mirror & ~(move == MV.ID["metronome"])
     t = jnp.where(self_t, a, d)  # useMove: target 'self'
     ctx = set_vol(ctx, a, _V["mustrecharge"], False, tail & (_i(mon(ctx, "hp", t)) <= 0))
     # conditions.ts lockedmove.onAfterMove: the lock ends when its counter is spent
     ctx = set_vol(ctx, a, _V["lockedmove"], False,
                   tail & has_vol(ctx, a, "lockedmove") & (_i(aget(ctx, "locked_time", a)) <= 0))
+    ctx = trap_after_move(ctx, tail & has_vol(ctx, a, "partialtrappinglock"), a, t, move)
     ctx = residual_status_damage(ctx, a, (tail & (_i(mon(ctx, "hp", t)) > 0)) | aborted, self_t)
-    return ctx, mirror, foe_last
+    return ctx, calls, called
+
+
+def trap_after_move(ctx: Ctx, en: Any, a: Any, t: Any, move: Array) -> Ctx:
+    """``mods/gen1/conditions.ts partialtrappinglock.onAfterMove``: a fainted target ends the
+    lock; on its last turn (duration 1) both Pokemon get ``fakepartiallytrapped`` (duration 2)
+    unless it lasted 5 turns; otherwise the target's ``partiallytrapped`` restarts (duration 2;
+    added afresh, with this move as sourceEffect, if it was gone), ``maybeLocked`` once the lock
+    has been used before."""
+    ctx = drop_vol(ctx, a, "partialtrappinglock", en & (_i(mon(ctx, "hp", t)) <= 0))
+    en = en & (_i(mon(ctx, "hp", t)) > 0)
+    dur = _i(aget(ctx, "lock_duration", a))
+    total = _i(aget(ctx, "lock_total", a))
+    fake = en & (dur == 1) & (total != 5)
+    for p in (0, 1):  # addVolatile fails on a volatile already there (no onRestart)
+        new = fake & ~has_vol(ctx, p, "fakepartiallytrapped")
+        ctx = set_vol(ctx, p, _V["fakepartiallytrapped"], True, new)
+        ctx = aset(ctx, "fake_trapped_duration", p, 2, new)
+    hold = en & (dur != 1)
+    new = hold & ~has_vol(ctx, t, "partiallytrapped")
+    ctx = set_vol(ctx, t, _V["partiallytrapped"], True, new)
+    ctx = aset(ctx, "trapped_move", t, move, new)
+    ctx = aset(ctx, "trapped_maybe_locked", t, False, new)
+    ctx = aset(ctx, "trapped_duration", t, 2, hold)  # partiallytrapped.onRestart
+    return aset(ctx, "trapped_maybe_locked", t, True, hold & (total - dur > 0))
 
 
 def deduct_pp(ctx: Ctx, en: Any, a: Any, k: Any, amount: int) -> Ctx:
@@ -968,16 +1087,26 @@ def run_move(ctx: Ctx, en: Any, a: Any, move: Array) -> Ctx:
     charging = jnp.asarray(MV.TWO_TURN)[move] & ~has_vol(ctx, a, "twoturnmove")
     k = ctx["st"]["side"]["last_selected_slot"][a]
     ctx = deduct_pp(ctx, go & ~charging & (move != MV.ID["struggle"])
-                    & ~has_vol(ctx, a, "lockedmove") & ~has_vol(ctx, a, "rage"), a, k, 1)
+                    & ~has_vol(ctx, a, "lockedmove") & ~has_vol(ctx, a, "rage")
+                    & ~has_vol(ctx, a, "partialtrappinglock"), a, k, 1)
+    # 'nomove' (thawed before its side ever selected a move) runs as the ActiveMove runMove
+    # makes of Fissure (tables.NOMOVE's row); its id stays 'nomove' in the state (lastMove)
 
-    def use(i: int, carry: tuple) -> tuple:
-        ctx, en, mv, from_mirror = carry
+    def more(carry: tuple) -> Array:
+        i, _, en, *_ = carry
+        return (i == 0) | (en & (i < MAX_CALLS))
+
+    def use(carry: tuple) -> tuple:
+        i, ctx, en, mv, _ = carry
         # the first pass also runs abortMove's AfterMoveSelf
-        ctx, again, called = use_move(ctx, en, a, mv, from_mirror, (i == 0) & en_abort)
-        return ctx, again, called, jnp.asarray(True)
+        ctx, again, nxt = use_move(ctx, en, a, mv, _i(carry[4]), (i == 0) & en_abort)
+        return i + 1, ctx, again, nxt, jnp.where(again, mv, 0)
 
     en_abort = en & aborted
-    ctx, *_ = jax.lax.fori_loop(0, 2, use, (ctx, go, _i(move), jnp.asarray(False)))
+    z = _i(move) * 0
+    # (a Metronome or Mirror Move that called a move leaves its moveHit with onHit's undefined,
+    # i.e. the relay value true: tryMoveHit keeps a lock its called move made)
+    _, ctx, *_ = jax.lax.while_loop(more, use, (z, ctx, go, _i(move), z))
     return ctx
 
 
@@ -1000,13 +1129,28 @@ def switch_in(ctx: Ctx, en: Any, s: Any, j: Any) -> Ctx:
 
 
 def run_switch(ctx: Ctx, en: Any, s: Any) -> Ctx:
-    """``runSwitch`` (gen <= 2): every active's lastMove cleared, ``lastSelectedMoveSlot = 0``,
+    """``mods/gen4/scripts.ts runSwitch`` (gen <= 2): every active's lastMove cleared,
+    ``lastSelectedMoveSlot = 0`` (and Gen 1's Metronome-lock rule below),
     ``AfterSwitchInSelf``: brn/psn/tox deal floor(maxHP/16) unless the side fainted this turn."""
     for t in (0, 1):
         ctx = aset(ctx, "last_move", t, 0, en & ~mon(ctx, "fainted", t))
     # runEvent('SwitchIn'): tox.onSwitchIn, a badly poisoned Pokemon comes back merely poisoned
     ctx = mset(ctx, "status", s, T.STATUS_PSN, en & (_i(mon(ctx, "status", s)) == T.STATUS_TOX))
     ctx = sset(ctx, "last_selected_slot", s, 0, en)
+    # then each standing foe under a partial-trapping lock whose lastSelectedMoveSlot holds
+    # Metronome (a lock that Metronome's call made) goes back to Metronome: lastSelectedMove,
+    # lastEnemySelectedMove and, if it has yet to act, its queued move (queue.changeAction)
+    foe = 1 - s
+    k = jnp.clip(_i(ctx["st"]["side"]["last_selected_slot"][foe]), 0, 3)
+    back = (en & (slot(ctx, foe) >= 0) & (_i(mon(ctx, "hp", foe)) > 0)
+            & has_vol(ctx, foe, "partialtrappinglock")
+            & (_i(mon(ctx, "moves", foe)[k]) == MV.ID["metronome"]))
+    ctx = sset(ctx, "last_selected_move", foe, MV.ID["metronome"], back)
+    ctx = sset(ctx, "last_enemy_selected_move", foe, MV.ID["metronome"], back)
+    if "pending" in ctx:  # (create.py's battle start has no queue, and no lock)
+        ctx = _upd(ctx, queued=jnp.where(back & ctx["pending"][foe],
+                                         ctx["queued"].at[foe].set(MV.ID["metronome"]),
+                                         ctx["queued"]))
     status = _i(mon(ctx, "status", s))
     hurt = en & ~ctx["ftt"][s] & ((status == T.STATUS_BRN) | (status == T.STATUS_PSN)
                                   | (status == T.STATUS_TOX))
@@ -1041,9 +1185,14 @@ def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
     for a locked one (Hyper Beam's recharge); Struggle when no move has PP."""
     status = _i(mon(ctx, "status", s))
     moves = mon(ctx, "moves", s)
-    fight = ((status == T.STATUS_FRZ) | (status == T.STATUS_SLP) | has_vol(ctx, s, "mustrecharge")
-             | has_vol(ctx, s, "twoturnmove") | has_vol(ctx, s, "lockedmove")
-             | has_vol(ctx, s, "rage") | has_vol(ctx, s, "bide"))
+    frz_slp = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP)
+    # getLockedMove() || getSemiLockedMove() (the partial-trapping lock is a semi-lock too),
+    # then Gen 1's "fight" of a frozen, asleep or partially trapped Pokemon
+    locked = (has_vol(ctx, s, "mustrecharge") | has_vol(ctx, s, "twoturnmove")
+              | has_vol(ctx, s, "lockedmove") | has_vol(ctx, s, "rage") | has_vol(ctx, s, "bide")
+              | has_vol(ctx, s, "partialtrappinglock"))
+    trapped = has_vol(ctx, s, "partiallytrapped")
+    fight = frz_slp | locked | trapped
     struggle = en & ~fight & ~usable_slots(ctx["st"]["team"]["pp"][s, slot(ctx, s)], moves,
                                             aget(ctx, "volatiles", s),
                                             aget(ctx, "disable_slot", s)).any()
@@ -1054,6 +1203,10 @@ def _commit_move(ctx: Ctx, s: Any, c: Array, en: Array) -> tuple[Ctx, Array]:
     ctx = sset(ctx, "last_move", s, moves[k], choose)
     lss = _i(ctx["st"]["side"]["last_selected_slot"][s])
     ctx = sset(ctx, "last_enemy_selected_move", s, moves[jnp.clip(lss, 0, 3)], en & ~struggle)
+    # a partially trapped Pokemon's "fight" (not frozen or asleep): both become 'cannotmove'
+    cannot = en & trapped & ~locked & ~frz_slp
+    ctx = sset(ctx, "last_selected_move", s, CANNOTMOVE, cannot)
+    ctx = sset(ctx, "last_enemy_selected_move", s, CANNOTMOVE, cannot)
     ctx = sset(ctx, "last_selected_move", s, MV.ID["struggle"], struggle)
     ctx = sset(ctx, "last_enemy_selected_move", s, MV.ID["struggle"], struggle)
     return ctx, _i(ctx["st"]["side"]["last_selected_move"][s])
@@ -1101,15 +1254,46 @@ def _turn(ctx: Ctx, c: Array) -> Ctx:
         return after_action(ctx, mv)
 
     ctx = jax.lax.fori_loop(0, 2, action, ctx)
-    # residual: updateSpeed, fieldEvent('Residual'): the one-turn flinch ends
+    # residual: updateSpeed, fieldEvent('Residual')
     en = ctx["live"] & ~ctx["st"]["ended"]
     for s in (0, 1):
         ctx = update_speed(ctx, s, en & ~mon(ctx, "fainted", s))
-        fl = en & has_vol(ctx, s, "flinch")
-        ctx = set_vol(ctx, s, _V["flinch"], False, fl)
-        ctx = aset(ctx, "flinch_duration", s, 0, fl)
+    ctx = residual(ctx, en)
     ctx = after_action(ctx, en)
     return end_turn(ctx, ctx["live"] & ~ctx["st"]["ended"])
+
+
+# the Gen 1 volatiles with a ``duration`` (the rest count with their own fields): the handlers of
+# fieldEvent('Residual'), and the leaf holding each duration
+_DURATIONS = (("flinch", "flinch_duration"), ("partiallytrapped", "trapped_duration"),
+              ("fakepartiallytrapped", "fake_trapped_duration"),
+              ("partialtrappinglock", "lock_duration"))
+
+
+def residual(ctx: Ctx, en: Any) -> Ctx:
+    """``battle.ts fieldEvent('Residual')``: a handler per volatile with a duration on each
+    active (flinch, partiallytrapped, fakepartiallytrapped, partialtrappinglock; none has an
+    ``onResidual`` or ``onResidualOrder`` in Gen 1, so all share order, priority 0 and subOrder 2),
+    speedSort'ed by the cached speed: the tied ones (one group when the two speeds are equal) are
+    shuffled (``random(start + k, end)`` draws); then each duration goes down by one and the
+    volatile ends at 0. No handler draws or depends on another, so only the draws follow the
+    sorted order."""
+    n = [sum(has_vol(ctx, s, name).astype(I32) for name, _ in _DURATIONS) for s in (0, 1)]
+    sp = ctx["speed"]
+    same = sp[0] == sp[1]
+    hi = jnp.where(sp[1] > sp[0], 1, 0)
+    n_hi = jnp.where(hi == 1, n[1], n[0])
+    n_lo = jnp.where(hi == 1, n[0], n[1])
+    ctx = shuffle_group(ctx, en & same, 0, n[0] + n[1], 2 * len(_DURATIONS))
+    ctx = shuffle_group(ctx, en & ~same, 0, n_hi, len(_DURATIONS))
+    ctx = shuffle_group(ctx, en & ~same, n_hi, n_lo, len(_DURATIONS))
+    for s in (0, 1):
+        for name, leaf in _DURATIONS:
+            on = en & has_vol(ctx, s, name)
+            left = _i(aget(ctx, leaf, s)) - 1
+            ctx = aset(ctx, leaf, s, left, on)
+            ctx = drop_vol(ctx, s, name, on & (left <= 0))
+    return ctx
 
 
 def _forced_switches(ctx: Ctx, c: Array) -> Ctx:
@@ -1156,15 +1340,34 @@ def end_turn(ctx: Ctx, en: Any) -> Ctx:
     st = ctx["st"]
     turn = _i(st["turn"]) + 1
     ctx = bset(ctx, "turn", turn, en)
+    # Gen 1's partial-trapping clean-up, active by active (p1 fully, then p2): a lock whose
+    # locked Pokemon fainted or is no longer partially trapped, a partiallytrapped whose source
+    # fainted or lost its lock, a fakepartiallytrapped whose counterpart fainted or lost its own.
+    # The locked Pokemon, the source and the counterpart were the foe's active when the volatile
+    # came, and one that left the field lost its volatiles: so the foe's active stands for them.
+    for s in (0, 1):
+        on = en & (slot(ctx, s) >= 0) & ~mon(ctx, "fainted", s)
+        foe = 1 - s
+        foe_down = _i(mon(ctx, "hp", foe)) <= 0
+        ctx = drop_vol(ctx, s, "partialtrappinglock", on & has_vol(ctx, s, "partialtrappinglock")
+                       & (foe_down | ~has_vol(ctx, foe, "partiallytrapped")))
+        ctx = drop_vol(ctx, s, "partiallytrapped", on & has_vol(ctx, s, "partiallytrapped")
+                       & (foe_down | ~has_vol(ctx, foe, "partialtrappinglock")))
+        ctx = drop_vol(ctx, s, "fakepartiallytrapped", on & has_vol(ctx, s, "fakepartiallytrapped")
+                       & (foe_down | ~has_vol(ctx, foe, "fakepartiallytrapped")))
     # runEvent('DisableMove') on each active: its handlers in priority order, a tie costing a
-    # shuffle; slp / frz (a status: subOrder 0) come before the volatiles of equal priority,
-    # among which Disable and Bide (both priority 0) tie: one random(i, i + 2)
+    # shuffle: partiallytrapped and fakepartiallytrapped (priority 1) first, then slp / frz (a
+    # status: subOrder 0) before the volatiles of priority 0 (Disable, Bide, the lock), which tie
     for s in (0, 1):
         on = en & (slot(ctx, s) >= 0)
         status = _i(mon(ctx, "status", s))
-        start = ((status == T.STATUS_SLP) | (status == T.STATUS_FRZ)).astype(I32)
-        both = on & has_vol(ctx, s, "disable") & has_vol(ctx, s, "bide")
-        ctx, _ = rand_range(ctx, both, start, start + 2)
+        first = (has_vol(ctx, s, "partiallytrapped").astype(I32)
+                 + has_vol(ctx, s, "fakepartiallytrapped").astype(I32))
+        ctx = shuffle_group(ctx, on, 0, first, 2)
+        start = first + ((status == T.STATUS_SLP) | (status == T.STATUS_FRZ)).astype(I32)
+        tied = (has_vol(ctx, s, "disable").astype(I32) + has_vol(ctx, s, "bide").astype(I32)
+                + has_vol(ctx, s, "partialtrappinglock").astype(I32))
+        ctx = shuffle_group(ctx, on, start, tied, 3)
     team = st["team"]
     present = team["present"]
     gone = team["fainted"] | ~present
@@ -1241,13 +1444,28 @@ def legal_mask(b: S.Battle, player: Any) -> Array:
     pp = team.pp[s, j]
     usable = usable_slots(pp, moves, active.volatiles[s], active.disable_slot[s])
     status = team.status[s, j]
-    fight = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP)
+    frz_slp = (status == T.STATUS_FRZ) | (status == T.STATUS_SLP)
+    vol = active.volatiles[s]
+
+    def on(name: str) -> Array:
+        return (vol & jnp.uint32(_V[name])) != 0
+
     # locked (Hyper Beam's recharge, a charged two-turn move): one move, trapped
-    recharge = (active.volatiles[s] & jnp.uint32(_V["mustrecharge"] | _V["twoturnmove"]
-                                                 | _V["lockedmove"] | _V["rage"])) != 0
-    # Bide's semi-lock: only Bide, switching allowed
-    bide = (active.volatiles[s] & jnp.uint32(_V["bide"])) != 0
-    usable = jnp.where(fight | recharge | bide | ~usable.any(), jnp.arange(4) == 0, usable)
+    recharge = (vol & jnp.uint32(_V["mustrecharge"] | _V["twoturnmove"] | _V["lockedmove"]
+                                 | _V["rage"])) != 0
+    # pokemon.maybeLocked as endTurn's DisableMove handlers leave it, in their order:
+    # partiallytrapped (if its maybeLocked) and fakepartiallytrapped set it, slp / frz clear it,
+    # then Bide clears it and the lock sets it after a second use (never both on one Pokemon)
+    lock = on("partialtrappinglock")
+    lock_ml = lock & (_i(active.lock_total[s]) - _i(active.lock_duration[s]) > 1)
+    maybe_locked = lock_ml | (~on("bide") & ~frz_slp & (
+        (on("partiallytrapped") & active.trapped_maybe_locked[s]) | on("fakepartiallytrapped")))
+    # getSemiLockedMove(true) (none while maybeLocked): Bide's or the trapping move only,
+    # switching allowed; Gen 1's lone "Fight" for a frozen, asleep or partially trapped Pokemon
+    # (this one unless maybeLocked); while maybeLocked the request lists the usual moves
+    semi = (on("bide") | lock) & ~maybe_locked
+    fight = frz_slp | (on("partiallytrapped") & ~maybe_locked)
+    usable = jnp.where(fight | recharge | semi | ~usable.any(), jnp.arange(4) == 0, usable)
     switch = switch & ~recharge
     move_req = jnp.concatenate([usable, switch[:1] & False, switch[1:], jnp.zeros(1, bool)])
     switch_req = jnp.concatenate([jnp.zeros(5, bool), switch[1:], jnp.zeros(1, bool)])

@@ -68,6 +68,7 @@ class Divergence:
     choices: tuple[str | None, str | None]
     seed: list[int]
     teams: tuple[str, str]
+    log: list[str] = dataclasses.field(default_factory=list)  # Showdown's log of the last steps
 
     def describe(self) -> str:
         lines = [f"battle {self.battle}: first difference at turn {self.turn} (step {self.step}), "
@@ -79,6 +80,9 @@ class Divergence:
                          f"{self.showdown_draws[self.first_draw:self.first_draw + 3]} "
                          f"(JAX {len(self.jax_draws)} draws, Showdown {len(self.showdown_draws)})")
         lines.append(f"  seed {self.seed}; teams {json.dumps(self.teams)}")
+        if self.log:
+            lines.append("  Showdown's log of the last two steps:")
+            lines += [f"    {line}" for line in self.log]
         return "\n".join(lines)
 
 
@@ -222,11 +226,14 @@ def _count_moves(log: list[str], into: collections.Counter | None) -> None:
 
 def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: tuple[str, str],
                rng: random.Random, max_steps: int = 2000, switch_p: float = 0.15,
-               tamper: Any = None, moves_used: collections.Counter | None = None
+               tamper: Any = None, moves_used: collections.Counter | None = None,
+               script: Sequence[tuple[int, int]] = ()
                ) -> tuple[Divergence | None, int, int, bool]:
     """One lockstep battle. Returns (divergence or None, steps, turns, ended). ``tamper``
     (tests only): a function applied to the JAX state after a chosen step, to show that a
-    difference is caught. ``moves_used``: a Counter that gets the moves Showdown's log shows."""
+    difference is caught. ``moves_used``: a Counter that gets the moves Showdown's log shows.
+    ``script``: the first steps' choice pairs (engine integers; each must be legal on both
+    sides), the random players after them."""
     for packed in teams:
         MV.check_supported(MV.packed_team_moves(packed), "team")
     step = E.compiled(False)
@@ -248,6 +255,7 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
             return Divergence(index, 0, 0, "create" if diffs else "create-tape", diffs, first,
                               jt, st, (None, None), list(seed), teams), 0, 0, False
         steps = 0
+        recent: list[str] = []
         while True:
             turn = int(result["turn"])
             if result["ended"]:
@@ -265,6 +273,12 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
                                        f"{sorted(theirs, key=str)}"], None, [], [],
                                       (None, None), list(seed), teams), steps, turn, False
                 options = list(np.flatnonzero(masks[p]))
+                if steps < len(script):
+                    if not masks[p][script[steps][p]]:
+                        raise ValueError(f"script step {steps}: choice {script[steps][p]} of "
+                                         f"{side} is not legal ({sorted(mine, key=str)})")
+                    choices.append(int(script[steps][p]))
+                    continue
                 moves_only = [c for c in options if c < E.SWITCH]
                 if moves_only and rng.random() >= switch_p:
                     options = moves_only
@@ -281,6 +295,9 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
                                   [str(e).splitlines()[0]], None, [], [], strings, list(seed),
                                   teams), steps, turn, False
             _count_moves(result.get("log", []), moves_used)
+            recent = (recent + [f"-- step {steps}"] + [
+                line for line in result.get("log", [])
+                if line and not line.startswith(("|split", "|t:", "|j|"))])[-60:]
             state, info = step(state, np.int32(choices[0]), np.int32(choices[1]))
             if tamper is not None:
                 state = tamper(steps, state)
@@ -291,9 +308,10 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
             jt, st = _jax_tape(info), _showdown_tape(result["tape"])
             first = _first_draw(jt, st)
             if diffs or first is not None:
+                prev = [i for i, x in enumerate(recent) if x.startswith("-- step")][-2:]
                 return Divergence(index, turn, steps - 1, "state" if diffs else "tape",
-                                  diffs, first, jt, st, strings, list(seed),
-                                  teams), steps, turn, False
+                                  diffs, first, jt, st, strings, list(seed), teams,
+                                  recent[prev[0]:]), steps, turn, False
     finally:
         worker.destroy(bid)
 

@@ -16,10 +16,12 @@ played wrong. Families (``data/mods/gen1/moves.ts`` / ``scripts.ts``):
   (Sky Attack, Razor Wind, Skull Bash, Solar Beam, Dig, Fly);
 * ``copy`` (Mimic, Mirror Move, Transform, Conversion), ``noeffect`` (Splash, Teleport, Roar,
   Whirlwind), ``residual`` (Toxic, Leech Seed, Haze), ``disable``, ``thrash`` (Thrash, Petal
-  Dance), ``rage``, ``bide``; Struggle when no move has PP.
+  Dance), ``rage``, ``bide``; Struggle when no move has PP;
+* ``trap`` (Wrap, Bind, Clamp, Fire Spin: ``partialtrappinglock`` on the user,
+  ``partiallytrapped`` on the foe, ``fakepartiallytrapped`` on both when the lock runs out) and
+  ``metronome`` (one ``sample`` of :data:`METRONOME_MOVES`, then that move's ``useMove``).
 
-Not yet (see README "Engine"): the partial-trapping moves Wrap, Bind, Clamp, Fire Spin (their own
-request logic and residual counters) and Metronome (it can call any of them).
+All 165 Gen 1 moves are played; :func:`check_supported` still refuses anything else by name.
 """
 
 from __future__ import annotations
@@ -97,11 +99,18 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     # lastDamage for random(2, 4) turns, then hits for twice that)
     "rage": ("rage",),
     "bide": ("bide",),
+    # partial trapping (mods/gen1/conditions.ts partialtrappinglock / partiallytrapped /
+    # fakepartiallytrapped): 2-5 turns of the first hit's damage, the foe unable to move
+    "trap": ("wrap", "bind", "clamp", "firespin"),
+    # Metronome: any move of METRONOME_MOVES, through a further useMove
+    "metronome": ("metronome",),
 }
 
 # The moves ``lockstep --teams moves`` concentrates on by default: those whose code is the most
-# recent (after the first 131), so that every one of them meets the rest of the engine often.
-FOCUS_DEFAULT: tuple[str, ...] = (
+# recent (the last five), so that every one of them meets the rest of the engine often.
+FOCUS_DEFAULT: tuple[str, ...] = FAMILIES["trap"] + FAMILIES["metronome"]
+# The focus of the 160-move engine (the 28 moves added after the first 131), for reruns.
+FOCUS_160: tuple[str, ...] = (
     FAMILIES["copy"] + FAMILIES["noeffect"] + FAMILIES["residual"] + FAMILIES["twoturn"][1:]
     + FAMILIES["disable"] + FAMILIES["thrash"] + FAMILIES["rage"] + FAMILIES["bide"]) + (
     "payday", "fissure", "guillotine", "horndrill", "minimize", "defensecurl", "dreameater")
@@ -119,11 +128,11 @@ for _m in SUPPORTED_MOVES:
 
 # Stat changes of a secondary (``secondary.boosts``), in the state's boost order, and the order
 # Showdown's ``boost()`` walks them (the object's key order).
-SECONDARY_BOOSTS = np.zeros((T.N_MOVES, 7), np.int8)
-SECONDARY_BOOST_ORDER = np.full((T.N_MOVES, 2), -1, np.int8)
+SECONDARY_BOOSTS = np.zeros((T.N_MOVE_ROWS, 7), np.int8)
+SECONDARY_BOOST_ORDER = np.full((T.N_MOVE_ROWS, 2), -1, np.int8)
 # The secondary's status is a burn: Fire moves whose hit thaws a frozen target
 # (``conditions.ts frz.onAfterMoveSecondary``: ``move.secondary.status === 'brn'``).
-SECONDARY_IS_BURN = np.zeros(T.N_MOVES, np.bool_)
+SECONDARY_IS_BURN = np.zeros(T.N_MOVE_ROWS, np.bool_)
 for _name, _move in T.MOVES.items():
     _sec = (_move.get("secondaries") or [None])[0]
     if not _sec:
@@ -136,15 +145,24 @@ for _name, _move in T.MOVES.items():
         SECONDARY_IS_BURN[_move["num"]] = True
 
 # A status move's own stat changes (``move.boosts``), like the secondaries' above.
-MOVE_BOOSTS = np.zeros((T.N_MOVES, 7), np.int8)
-MOVE_BOOST_ORDER = np.full((T.N_MOVES, 2), -1, np.int8)
-MOVE_VOLATILE = np.zeros(T.N_MOVES, np.uint32)  # move.volatileStatus as a state.VOLATILE_BIT
+MOVE_BOOSTS = np.zeros((T.N_MOVE_ROWS, 7), np.int8)
+MOVE_BOOST_ORDER = np.full((T.N_MOVE_ROWS, 2), -1, np.int8)
+MOVE_VOLATILE = np.zeros(T.N_MOVE_ROWS, np.uint32)  # move.volatileStatus as a state.VOLATILE_BIT
 for _name, _move in T.MOVES.items():
     for _k, (_stat, _delta) in enumerate((_move.get("boosts") or {}).items()):
         MOVE_BOOSTS[_move["num"], T.BOOST_INDEX[_stat]] = _delta
         MOVE_BOOST_ORDER[_move["num"], _k] = T.BOOST_INDEX[_stat]
     if _move.get("volatileStatus") in S.VOLATILE_BIT:
         MOVE_VOLATILE[_move["num"]] = S.VOLATILE_BIT[_move["volatileStatus"]]
+
+# ``mods/gen1/moves.ts metronome.onHit``: ``dex.moves.all()`` filtered to the moves without
+# ``isNonstandard`` (or 'Unobtainable') that have ``flags.metronome``, sorted by ``num``, then
+# ``sample``: in Gen 1 every move but Metronome and Struggle, in number order (163; checked
+# against Showdown's own list in the tests).
+METRONOME_MOVES: tuple[str, ...] = tuple(
+    m["id"] for m in sorted(T.MOVES.values(), key=lambda m: m["num"])
+    if (m.get("flags") or {}).get("metronome"))
+METRONOME_IDS = np.asarray([T.MOVE_IDS[m] for m in METRONOME_MOVES], np.uint8)
 
 # ``mods/gen1/scripts.ts SKIP_LASTDAMAGE``: moves whose use leaves ``battle.lastDamage`` as it was
 # (every other move sets it to 0 before its hit).
@@ -154,7 +172,7 @@ SKIP_LASTDAMAGE_IDS = (
     "softboiled", "splash", "stunspore", "substitute", "supersonic", "teleport", "thunderwave",
     "toxic", "transform",
 )
-SKIP_LASTDAMAGE = np.zeros(T.N_MOVES, np.bool_)
+SKIP_LASTDAMAGE = np.zeros(T.N_MOVE_ROWS, np.bool_)
 for _m in SKIP_LASTDAMAGE_IDS:
     SKIP_LASTDAMAGE[T.MOVE_IDS[_m]] = True
 
@@ -163,18 +181,19 @@ ID = {m: T.MOVE_IDS[m] for m in ("reflect", "lightscreen", "recover", "softboile
                                   "struggle", "jumpkick", "highjumpkick",
                                   "counter", "substitute", "mimic", "mirrormove",
                                   "transform", "conversion", "leechseed", "dreameater",
-                                  "toxic", "haze", "swift", "disable", "rage", "bide")}
+                                  "toxic", "haze", "swift", "disable", "rage", "bide",
+                                  "metronome", "fissure")}
 # scripts.ts TWO_TURN_MOVES (mods/gen1/moves.ts: the same onTryMove for all six)
-TWO_TURN = np.zeros(T.N_MOVES, np.bool_)
+TWO_TURN = np.zeros(T.N_MOVE_ROWS, np.bool_)
 for _m in ("dig", "fly", "razorwind", "skullbash", "skyattack", "solarbeam"):
     TWO_TURN[T.MOVE_IDS[_m]] = True
 # Dig and Fly's charge turn also adds ``invulnerability`` (conditions.ts: only Swift and Transform
 # hit the Pokemon then)
-INVULNERABLE_CHARGE = np.zeros(T.N_MOVES, np.bool_)
+INVULNERABLE_CHARGE = np.zeros(T.N_MOVE_ROWS, np.bool_)
 for _m in ("dig", "fly"):
     INVULNERABLE_CHARGE[T.MOVE_IDS[_m]] = True
 # move.self.volatileStatus === 'mustrecharge' (Hyper Beam)
-SELF_RECHARGE = np.zeros(T.N_MOVES, np.bool_)
+SELF_RECHARGE = np.zeros(T.N_MOVE_ROWS, np.bool_)
 for _name, _move in T.MOVES.items():
     SELF_RECHARGE[_move["num"]] = (_move.get("self") or {}).get("volatileStatus") == "mustrecharge"
 
@@ -186,7 +205,7 @@ MAXPP_UPS0 = T.MOVE_PP.astype(np.uint8)
 TRANSFORM_PP = np.minimum(T.MOVE_PP, 5).astype(np.uint8)
 
 # move.self.volatileStatus === 'lockedmove' (Thrash, Petal Dance)
-LOCKS = np.zeros(T.N_MOVES, np.bool_)
+LOCKS = np.zeros(T.N_MOVE_ROWS, np.bool_)
 for _name, _move in T.MOVES.items():
     LOCKS[_move["num"]] = (_move.get("self") or {}).get("volatileStatus") == "lockedmove"
 

@@ -41,7 +41,7 @@ N_SIDES = 2
 N_MOVE_SLOTS = 4
 
 # Choices Showdown writes into side.lastSelectedMove that are not Gen 1 moves.
-EXTRA_MOVES = ("recharge", "cannotmove", "nomove")
+EXTRA_MOVES = T.EXTRA_MOVES
 MOVE_ID: dict[str, int] = {"": 0, **T.MOVE_IDS,
                            **{m: T.N_MOVES + i for i, m in enumerate(EXTRA_MOVES)}}
 MOVE_NAME: dict[int, str] = {v: k for k, v in MOVE_ID.items()}

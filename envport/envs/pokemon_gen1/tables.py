@@ -61,6 +61,13 @@ for _s in _SPECIES:
 # ---- moves ------------------------------------------------------------------------------------
 
 N_MOVES = 166  # index 0 = no move
+# Showdown's pseudo-moves that can stand in ``side.lastSelectedMove`` (``state.EXTRA_MOVES``) get
+# the ids after the real moves; the move tables have rows for them too, so that a queued
+# pseudo-move reads defined data: 'cannotmove' priority 0 (``queue.resolveAction`` of an unknown
+# id), and 'nomove' the ActiveMove ``mods/gen1/scripts.ts runMove`` makes of it (below).
+EXTRA_MOVES = ("recharge", "cannotmove", "nomove")
+N_MOVE_ROWS = N_MOVES + len(EXTRA_MOVES)
+NOMOVE = N_MOVES + EXTRA_MOVES.index("nomove")
 MOVE_IDS: dict[str, int] = {m["id"]: m["num"] for m in _MOVES}
 MOVE_NAMES: dict[int, str] = {m["num"]: m["id"] for m in _MOVES}
 MOVES: dict[str, dict[str, Any]] = {m["id"]: m for m in _MOVES}
@@ -99,7 +106,7 @@ STORED_STAT_NAMES = ("atk", "def", "spa", "spd", "spe")  # stat arrays without H
 
 
 def _col(dtype: Any, fill: Any = 0) -> np.ndarray:
-    return np.full(N_MOVES, fill, dtype)
+    return np.full(N_MOVE_ROWS, fill, dtype)
 
 
 MOVE_TYPE = _col(np.uint8, TYPE_TYPELESS)
@@ -122,8 +129,8 @@ MOVE_SECONDARY_KIND = _col(np.uint8)
 MOVE_SECONDARY_CHANCE = _col(np.uint8)  # percent
 MOVE_SECONDARY_STATUS = _col(np.uint8)
 MOVE_PARTIAL_TRAP = _col(np.bool_)  # self.volatileStatus == partialtrappinglock
-MOVE_RECOIL = np.zeros((N_MOVES, 2), np.int16)  # [numerator, denominator]
-MOVE_DRAIN = np.zeros((N_MOVES, 2), np.int16)
+MOVE_RECOIL = np.zeros((N_MOVE_ROWS, 2), np.int16)  # [numerator, denominator]
+MOVE_DRAIN = np.zeros((N_MOVE_ROWS, 2), np.int16)
 
 for _m in _MOVES:
     _i = _m["num"]
@@ -178,6 +185,24 @@ for _m in _MOVES:
         MOVE_RECOIL[_i] = _m["recoil"]
     if _m.get("drain"):
         MOVE_DRAIN[_i] = _m["drain"]
+
+# 'nomove' (a Pokemon thawed before its side ever selected a move): ``runMove`` uses
+# ``Object.assign(getActiveMove('fissure'), {basePower: 102, ohko: false, flags: {}, type: '???',
+# category: 'Special', accuracy: 100 * 81 / 256, pp: 10})``: Fissure's other fields (critRatio 1,
+# priority 0, target normal, no secondary). Its accuracy is not a whole percent: tryMoveHit's
+# floor(accuracy * 255 / 100) is 80 (:data:`NOMOVE_ACCURACY_255`), which the engine supplies.
+_fissure = MOVE_IDS["fissure"]
+for _col_arr in (MOVE_PRIORITY, MOVE_CRIT_RATIO, MOVE_TARGET_SELF):
+    _col_arr[NOMOVE] = _col_arr[_fissure]
+MOVE_TYPE[NOMOVE] = TYPE_TYPELESS
+MOVE_CATEGORY[NOMOVE] = CATEGORY_SPECIAL
+MOVE_BASE_POWER[NOMOVE] = 102
+MOVE_ACCURACY[NOMOVE] = 31  # 31.640625 %: see NOMOVE_ACCURACY_255
+MOVE_PP[NOMOVE] = 10
+MOVE_DAMAGE_KIND[NOMOVE] = DAMAGE_FORMULA
+NOMOVE_ACCURACY_255 = int(100 * 81 / 256 * 255 / 100)  # 80
+NOMOVE_ACTIVE_MOVE = {"basePower": 102, "type": "???", "category": "Special",
+                      "accuracy": 100 * 81 / 256}  # the fields that differ from Fissure's
 
 # ---- the gen1randombattle pool ------------------------------------------------------------------
 

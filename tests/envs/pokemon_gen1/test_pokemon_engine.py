@@ -100,11 +100,12 @@ def test_first_draw_names_where_two_tapes_part():
 
 
 def test_an_unsupported_move_is_rejected_up_front(worker):
-    team = worker.pack_team([gen1_set("snorlax", ["bodyslam", "metronome"], level=70)])
-    with pytest.raises(ValueError, match="metronome"):
+    # every Gen 1 move is played now: moves of later generations stand in
+    team = worker.pack_team([gen1_set("snorlax", ["bodyslam", "crunch"], level=70)])
+    with pytest.raises(ValueError, match="crunch"):
         L.run_battle(worker, 0, [1, 2, 3, 4], (team, team), random.Random(0))
-    with pytest.raises(ValueError, match="metronome, wrap"):
-        MV.check_supported(["bodyslam", "wrap", "metronome"])
+    with pytest.raises(ValueError, match="crunch, flamewheel"):
+        MV.check_supported(["bodyslam", "flamewheel", "crunch"])
 
 
 def test_choices_map_to_showdown_strings():
