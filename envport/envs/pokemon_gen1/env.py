@@ -16,8 +16,9 @@
   ``reset(seed)``: teams from ``Teams.generate`` with seeds derived from ``seed`` (the next
   derived seed while a team holds a move the engine does not play), battle seed derived from it.
   Its state is :func:`spec_support.flat_state` of Showdown's export, plus ``mask`` from Showdown's
-  own requests; ``set_state`` accepts the states this reference produced (kept by digest with
-  their ``toJSON``; building Showdown JSON from an arbitrary state is not written).
+  own requests; ``set_state`` accepts the states the references of this process produced (kept
+  by digest with their ``toJSON``) and other states of their battles (``export.to_showdown``
+  over the battle's latest JSON; L2's perturbed states).
 * :class:`PokemonBridge`: the flat state <-> :class:`EnvState`; ``from_jax`` adds the JAX
   ``legal_mask``, so L2/L3 compare the legal choices too.
 """
@@ -171,14 +172,54 @@ def supported_team(worker: Any, seed: int, part: int, tries: int = 200) -> str:
     raise ValueError(f"no supported Teams.generate team in {tries} seeds from {seed}")
 
 
-def _digest(state: Mapping[str, Any]) -> bytes:
+def _digest(state: Mapping[str, Any], names: Any = None) -> bytes:
     h = hashlib.blake2b(digest_size=16)
-    for k in SS.field_names():
+    for k in names or SS.field_names():
         a = np.ascontiguousarray(np.asarray(state[k]))
         h.update(k.encode())
         h.update(str(a.dtype).encode())
         h.update(a.tobytes())
     return h.digest()
+
+
+# The sets of both teams: what every state of one battle shares (a template's key).
+_BATTLE_FIELDS = ("team.present", "team.species", "team.level", "team.maxhp", "team.stats",
+                  "team.spe_iv", "team.spe_ev")
+
+# Showdown's toJSON of every state a reference produced or was given (compressed, by the flat
+# state's digest), shared by the references of this process: L2's ``perturb`` hook
+# (``spec_support.perturb``) writes a perturbed state's JSON here for the verifier's reference
+# to inject; and per battle the digest of its latest state, the template for a state of that
+# battle none of them produced (``export.to_showdown``).
+_CACHE = 50_000  # states (~5 KB each)
+_JSON: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
+_LATEST: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
+
+
+def _store(state: Mapping[str, Any], export: Mapping[str, Any]) -> None:
+    key = _digest(state)
+    _JSON[key] = zlib.compress(json.dumps(export, separators=(",", ":")).encode(), 1)
+    _JSON.move_to_end(key)
+    battle = _digest(state, _BATTLE_FIELDS)
+    _LATEST[battle] = key
+    _LATEST.move_to_end(battle)
+    while len(_JSON) > _CACHE:
+        _JSON.popitem(last=False)
+    while len(_LATEST) > _CACHE:
+        _LATEST.popitem(last=False)
+
+
+def stored_json(state: Mapping[str, Any]) -> dict | None:
+    """The Showdown JSON of a state some reference of this process produced (or None)."""
+    blob = _JSON.get(_digest(state))
+    return None if blob is None else json.loads(zlib.decompress(blob))
+
+
+def template_json(state: Mapping[str, Any]) -> dict | None:
+    """A Showdown JSON of the same battle as ``state`` (its latest stored state), or None."""
+    key = _LATEST.get(_digest(state, _BATTLE_FIELDS))
+    blob = None if key is None else _JSON.get(key)
+    return None if blob is None else json.loads(zlib.decompress(blob))
 
 
 _LIVE: weakref.WeakSet[ShowdownReference] = weakref.WeakSet()
@@ -195,14 +236,11 @@ def _close_all() -> None:
 class ShowdownReference:
     """One Showdown battle behind the Reference protocol (see the module docstring)."""
 
-    CACHE = 50_000  # states kept for set_state (compressed toJSON, ~5 KB each)
-
     def __init__(self, worker: Any = None) -> None:
         from envport.envs.pokemon_gen1.reference import ShowdownBattle
 
         self.battle = ShowdownBattle(worker)
         _LIVE.add(self)
-        self._json: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
         self._state: RefState = {}
         self._tape: list[dict] = []
 
@@ -220,11 +258,7 @@ class ShowdownReference:
         flat["mask"] = np.stack([SS.mask_from_request(requests.get(p), ended)
                                  for p in ("p1", "p2")])
         self._state = flat
-        key = _digest(flat)
-        self._json[key] = zlib.compress(json.dumps(export, separators=(",", ":")).encode(), 1)
-        self._json.move_to_end(key)
-        while len(self._json) > self.CACHE:
-            self._json.popitem(last=False)
+        _store(flat, export)
 
     def _obs(self) -> np.ndarray:
         return SS.observe(self._state, self._state["mask"], np)
@@ -255,16 +289,28 @@ class ShowdownReference:
     def get_state(self) -> RefState:
         return {k: np.copy(v) for k, v in self._state.items()}
 
-    def set_state(self, state: Mapping[str, Any]) -> None:
-        key = _digest(state)
-        if key not in self._json:
-            raise ValueError("set_state: this state was not produced by this reference (its "
-                             "Showdown toJSON is kept per visited state; a JAX -> Showdown JSON "
-                             "bridge for unvisited states is not written)")
-        export = json.loads(zlib.decompress(self._json[key]))
+    def load_json(self, export: Mapping[str, Any], seen: Any) -> RefState:
+        """Inject a Showdown JSON (``Battle.fromJSON``, requests rebuilt); its flat state."""
         self.battle.set_state({"showdown_json": json.dumps(export)})
         self._tape = []
-        self._refresh(np.asarray(state["seen"], bool))
+        self._refresh(np.asarray(seen, bool))
+        return self.get_state()
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """A state this process's references produced (their toJSON), or any state of a battle
+        they played, written over that battle's latest JSON (``export.to_showdown``); Showdown
+        must give back exactly ``state``, its legal masks included."""
+        from envport.envs.pokemon_gen1 import export as X
+
+        export = stored_json(state)
+        if export is None:
+            template = template_json(state)
+            if template is None:
+                raise ValueError("set_state: no Showdown state of this battle is known (the "
+                                 "teams of a state to inject must be those of a battle a "
+                                 "reference of this process played)")
+            export = X.flat_to_showdown(state, template)
+        self.load_json(export, state["seen"])
         differ = [k for k in self._state if not np.array_equal(self._state[k], state[k])]
         if differ:
             raise ValueError(f"set_state: Showdown restored a different state ({differ})")
