@@ -96,3 +96,45 @@ def test_a_template_of_another_battle_is_refused(worker):
         X.to_showdown(B.from_showdown(a), other)
     worker.destroy("export-a")
     worker.destroy("export-b")
+
+
+def test_perturbed_states_are_new_showdown_states_and_one_step_matches_jax():
+    """L2's perturb hook: each perturbed state differs from the visited one, a second reference
+    injects it (set_state through the shared JSON store) and gives it back exactly, and one step
+    of Showdown from it equals the engine's step (flat state, both masks)."""
+    from envport.envs.pokemon_gen1 import engine as E
+    from envport.envs.pokemon_gen1 import env as V
+
+    ref, other = V.ShowdownReference(), V.ShowdownReference()
+    bridge = V.PokemonBridge()
+    rng = np.random.default_rng(11)
+    changed: set[str] = set()
+    cases = 0
+    try:
+        for seed in range(3):
+            ref.reset(900 + seed)
+            for _ in range(14):
+                state = ref.get_state()
+                if state["battle.ended"]:
+                    break
+                new = SS.perturb(state, rng)
+                moved = _differing(state, new)
+                assert moved, "perturb returned the visited state"
+                changed.update(moved)
+                other.set_state(new)
+                assert _differing(other.get_state(), new) == []
+                action = V.legal_action(new, rng)
+                other.step(action)
+                b = bridge.to_jax(new).battle
+                c = SS.resolve(action, new["mask"])
+                nb, _ = E.compiled(False)(b, np.int32(c[0]), np.int32(c[1]))
+                got = bridge.from_jax(V.EnvState(battle=nb, seen=SS.seen_after(
+                    nb, new["seen"], np)))
+                assert _differing(other.get_state(), got) == [], f"seed {seed}: {moved}"
+                cases += 1
+                ref.step(V.legal_action(state, rng))
+    finally:
+        ref.close()
+        other.close()
+    assert cases >= 30
+    assert {"team.hp", "team.pp", "battle.prng", "active.boosts"} <= changed
