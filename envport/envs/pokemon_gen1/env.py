@@ -33,7 +33,7 @@ import json
 import weakref
 import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -110,6 +110,19 @@ def p1_reward(before_ended: Any, b: Any, xp: Any = jnp) -> Any:
 
 class PokemonGen1(Environment[EnvState, PokemonParams]):
     name = "pokemon-gen1"
+    # ``envport mutate``: the engine's modules are mutated (this one only wraps them); each
+    # mutant runs L2 against Showdown steps recorded once per run (stepping Showdown again per
+    # mutant would cost more than the mutant), then, if it survives, L3 lockstep battles with
+    # the live Showdown; op by op (one XLA compilation of the step takes 3-5 minutes on two
+    # loaded cores, the recorded L2 run op by op ~1 minute once the primitives are cached). L1
+    # is not run per mutant: its five compilations of the step would cost far more.
+    mutation_plan: ClassVar[dict[str, Any]] = {
+        "modules": ["envport.envs.pokemon_gen1.engine", "envport.envs.pokemon_gen1.mechanics",
+                    "envport.envs.pokemon_gen1.moves", "envport.envs.pokemon_gen1.prng"],
+        "layers": ("interaction", "rollout"),
+        "recorded_interaction": True,
+        "eager": True,
+    }
 
     def __init__(self) -> None:
         self.pool = C.pool(True)
