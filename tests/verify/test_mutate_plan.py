@@ -61,8 +61,8 @@ def test_recorded_interaction_passes_the_original_and_kills_a_mutant(tmp_path):
     assert len(again) == 60 and all(c.expected is not None for c in again)
     assert recorded.check(s, s.make(), again, 5).passed
     module = mutate.translation_module(s)
-    gravity = [m for m in mutate.generate(module) if "gravity: float = 9.8" in
-               m.mutant.source_line and m.mutant.operator == "constant"][0]
+    gravity = next(m for m in mutate.generate(module) if "gravity: float = 9.8" in
+                   m.mutant.source_line and m.mutant.operator == "constant")
     with applied(module, gravity):
         result = recorded.check(s, s.make(), again, 5)
     assert not result.passed and result.failures
