@@ -17,8 +17,8 @@
   derived seed while a team holds a move the engine does not play), battle seed derived from it.
   Its state is :func:`spec_support.flat_state` of Showdown's export, plus ``mask`` from Showdown's
   own requests; ``set_state`` accepts the states the references of this process produced (kept
-  by digest with their ``toJSON``) and other states of their battles (``export.to_showdown``
-  over the battle's latest JSON; L2's perturbed states).
+  by digest with their ``toJSON``), L2's perturbed states included (``spec_support.perturb``
+  writes them over the visited state's JSON with ``export.to_showdown``).
 * :class:`PokemonBridge`: the flat state <-> :class:`EnvState`; ``from_jax`` adds the JAX
   ``legal_mask``, so L2/L3 compare the legal choices too.
 """
@@ -185,9 +185,9 @@ def supported_team(worker: Any, seed: int, part: int, tries: int = 200) -> str:
     raise ValueError(f"no supported Teams.generate team in {tries} seeds from {seed}")
 
 
-def _digest(state: Mapping[str, Any], names: Any = None) -> bytes:
+def _digest(state: Mapping[str, Any]) -> bytes:
     h = hashlib.blake2b(digest_size=16)
-    for k in names or SS.field_names():
+    for k in SS.field_names():
         a = np.ascontiguousarray(np.asarray(state[k]))
         h.update(k.encode())
         h.update(str(a.dtype).encode())
@@ -195,43 +195,25 @@ def _digest(state: Mapping[str, Any], names: Any = None) -> bytes:
     return h.digest()
 
 
-# The sets of both teams: what every state of one battle shares (a template's key).
-_BATTLE_FIELDS = ("team.present", "team.species", "team.level", "team.maxhp", "team.stats",
-                  "team.spe_iv", "team.spe_ev")
-
 # Showdown's toJSON of every state a reference produced or was given (compressed, by the flat
 # state's digest), shared by the references of this process: L2's ``perturb`` hook
-# (``spec_support.perturb``) writes a perturbed state's JSON here for the verifier's reference
-# to inject; and per battle the digest of its latest state, the template for a state of that
-# battle none of them produced (``export.to_showdown``).
+# (``spec_support.perturb``) writes a perturbed state's JSON here, through its own reference,
+# for the verifier's reference to inject.
 _CACHE = 50_000  # states (~5 KB each)
 _JSON: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
-_LATEST: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
 
 
 def _store(state: Mapping[str, Any], export: Mapping[str, Any]) -> None:
     key = _digest(state)
     _JSON[key] = zlib.compress(json.dumps(export, separators=(",", ":")).encode(), 1)
     _JSON.move_to_end(key)
-    battle = _digest(state, _BATTLE_FIELDS)
-    _LATEST[battle] = key
-    _LATEST.move_to_end(battle)
     while len(_JSON) > _CACHE:
         _JSON.popitem(last=False)
-    while len(_LATEST) > _CACHE:
-        _LATEST.popitem(last=False)
 
 
 def stored_json(state: Mapping[str, Any]) -> dict | None:
     """The Showdown JSON of a state some reference of this process produced (or None)."""
     blob = _JSON.get(_digest(state))
-    return None if blob is None else json.loads(zlib.decompress(blob))
-
-
-def template_json(state: Mapping[str, Any]) -> dict | None:
-    """A Showdown JSON of the same battle as ``state`` (its latest stored state), or None."""
-    key = _LATEST.get(_digest(state, _BATTLE_FIELDS))
-    blob = None if key is None else _JSON.get(key)
     return None if blob is None else json.loads(zlib.decompress(blob))
 
 
@@ -310,19 +292,15 @@ class ShowdownReference:
         return self.get_state()
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        """A state this process's references produced (their toJSON), or any state of a battle
-        they played, written over that battle's latest JSON (``export.to_showdown``); Showdown
-        must give back exactly ``state``, its legal masks included."""
-        from envport.envs.pokemon_gen1 import export as X
-
+        """A state the references of this process produced (their toJSON; the perturb hook's
+        states included). Any other is refused, as a mix of fields the shrinker of L2 tries
+        should be: writing it over a template (``export.to_showdown``) would let Showdown hold
+        inconsistent states (a bench Pokemon's types from another battle...)."""
         export = stored_json(state)
         if export is None:
-            template = template_json(state)
-            if template is None:
-                raise ValueError("set_state: no Showdown state of this battle is known (the "
-                                 "teams of a state to inject must be those of a battle a "
-                                 "reference of this process played)")
-            export = X.flat_to_showdown(state, template)
+            raise ValueError("set_state: this state was not produced by this reference nor "
+                             "by spec_support.perturb (their Showdown toJSON is kept per "
+                             "state)")
         self.load_json(export, state["seen"])
         differ = [k for k in self._state if not np.array_equal(self._state[k], state[k])]
         if differ:
