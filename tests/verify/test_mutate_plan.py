@@ -67,3 +67,11 @@ def test_recorded_interaction_passes_the_original_and_kills_a_mutant(tmp_path):
         result = recorded.check(s, s.make(), again, 5)
     assert not result.passed and result.failures
     assert "recorded" in result.failures[0].test_id
+
+
+def test_a_recorded_result_is_read_as_a_report_of_its_layer():
+    from envport.verify.report import LayerResult
+
+    failed = LayerResult("interaction", passed=False, failures=[])
+    assert execute._first_failure(execute._Recorded(failed)) == ("interaction", "failed")
+    assert execute._first_failure(execute._Recorded(LayerResult("interaction", True))) is None

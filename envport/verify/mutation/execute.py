@@ -141,7 +141,7 @@ class _Recorded:
     """A one-layer report (what :func:`_first_failure` reads) of the recorded L2."""
 
     def __init__(self, result: Any) -> None:
-        self.layers = {result.layer: result}
+        self.layers = {result.name: result}
 
 
 def _digest(module: Any) -> str:
