@@ -76,7 +76,8 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
     equivalence. ``original``: the original's fingerprint per mode name. ``layers``: the layers
     run (the translation's ``mutation_plan``); ``recorded``: L2 cases with the reference's
     results recorded once for the run (:mod:`recorded`), used for the default mode's L2;
-    ``eager``: the layers run op by op (``jax.disable_jit``), not compiled."""
+    ``eager``: the recorded L2 runs op by op (``jax.disable_jit``), not compiled (the other
+    layers do not run op by op: L3 crashed so)."""
     import jax
 
     from envport.verify.runner import verify
@@ -108,13 +109,12 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
             for s in specs:
                 try:
                     report: Any
-                    with no_jit:
-                        if layer == "interaction" and recorded is not None and s is specs[0]:
+                    if layer == "interaction" and recorded is not None and s is specs[0]:
+                        with no_jit:  # only the recorded L2: the other layers crash op by op
                             report = _Recorded(check_recorded(s, envs[s.mode_name], recorded,
                                                               seed))
-                        else:
-                            report = verify(s, (layer,), env=envs[s.mode_name], seed=seed,
-                                            **sizes)
+                    else:
+                        report = verify(s, (layer,), env=envs[s.mode_name], seed=seed, **sizes)
                 except Exception as e:  # the verifier crashing on a mutant is a detection too
                     result.update(killed_by=layer, mode=s.mode_name,
                                   detail=f"crash: {type(e).__name__}: {e}"[:300])
@@ -157,7 +157,7 @@ def mutation_plan(spec: Any) -> dict[str, Any]:
     layers run on each mutant, lowest first (default: all, :data:`LAYERS`);
     ``recorded_interaction``, L2 against reference steps recorded once per run
     (:mod:`recorded`; for a reference too slow to step again for every mutant); ``eager``,
-    the layers run op by op (``jax.disable_jit``) where one XLA compilation of a large step
+    the recorded L2 runs op by op (``jax.disable_jit``) where one XLA compilation of a large step
     costs more than running it uncompiled; the original must then pass the recorded L2 op by op
     too (checked once per worker), so that a kill is the mutant's and not the mode's."""
     cls = type(spec.make())
