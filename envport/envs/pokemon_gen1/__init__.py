@@ -62,6 +62,7 @@ SPEC = EnvSpec(
         scripted_policy=lazy("envport.envs.pokemon_gen1.env:scripted_policy"),
         legal_action=lazy("envport.envs.pokemon_gen1.env:legal_action"),
         state_bins=lazy("envport.envs.pokemon_gen1.env:state_bins"),
+        perturb=lazy("envport.envs.pokemon_gen1.spec_support:perturb"),
         max_rollout_steps=3000,
         sample_reference_events=lazy("envport.envs.pokemon_gen1.env:reference_team_events"),
         sample_translation_events=lazy("envport.envs.pokemon_gen1.env:translation_team_events"),

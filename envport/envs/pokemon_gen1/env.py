@@ -16,8 +16,9 @@
   ``reset(seed)``: teams from ``Teams.generate`` with seeds derived from ``seed`` (the next
   derived seed while a team holds a move the engine does not play), battle seed derived from it.
   Its state is :func:`spec_support.flat_state` of Showdown's export, plus ``mask`` from Showdown's
-  own requests; ``set_state`` accepts the states this reference produced (kept by digest with
-  their ``toJSON``; building Showdown JSON from an arbitrary state is not written).
+  own requests; ``set_state`` accepts the states the references of this process produced (kept
+  by digest with their ``toJSON``), L2's perturbed states included (``spec_support.perturb``
+  writes them over the visited state's JSON with ``export.to_showdown``).
 * :class:`PokemonBridge`: the flat state <-> :class:`EnvState`; ``from_jax`` adds the JAX
   ``legal_mask``, so L2/L3 compare the legal choices too.
 """
@@ -32,7 +33,7 @@ import json
 import weakref
 import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -109,6 +110,19 @@ def p1_reward(before_ended: Any, b: Any, xp: Any = jnp) -> Any:
 
 class PokemonGen1(Environment[EnvState, PokemonParams]):
     name = "pokemon-gen1"
+    # ``envport mutate``: the engine's modules are mutated (this one only wraps them); each
+    # mutant runs L2 against Showdown steps recorded once per run (stepping Showdown again per
+    # mutant would cost more than the mutant), then, if it survives, L3 lockstep battles with
+    # the live Showdown; op by op (one XLA compilation of the step takes 3-5 minutes on two
+    # loaded cores, the recorded L2 run op by op ~1 minute once the primitives are cached). L1
+    # is not run per mutant: its five compilations of the step would cost far more.
+    mutation_plan: ClassVar[dict[str, Any]] = {
+        "modules": ["envport.envs.pokemon_gen1.engine", "envport.envs.pokemon_gen1.mechanics",
+                    "envport.envs.pokemon_gen1.moves", "envport.envs.pokemon_gen1.prng"],
+        "layers": ("interaction", "rollout"),
+        "recorded_interaction": True,
+        "eager": True,
+    }
 
     def __init__(self) -> None:
         self.pool = C.pool(True)
@@ -181,6 +195,28 @@ def _digest(state: Mapping[str, Any]) -> bytes:
     return h.digest()
 
 
+# Showdown's toJSON of every state a reference produced or was given (compressed, by the flat
+# state's digest), shared by the references of this process: L2's ``perturb`` hook
+# (``spec_support.perturb``) writes a perturbed state's JSON here, through its own reference,
+# for the verifier's reference to inject.
+_CACHE = 50_000  # states (~5 KB each)
+_JSON: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
+
+
+def _store(state: Mapping[str, Any], export: Mapping[str, Any]) -> None:
+    key = _digest(state)
+    _JSON[key] = zlib.compress(json.dumps(export, separators=(",", ":")).encode(), 1)
+    _JSON.move_to_end(key)
+    while len(_JSON) > _CACHE:
+        _JSON.popitem(last=False)
+
+
+def stored_json(state: Mapping[str, Any]) -> dict | None:
+    """The Showdown JSON of a state some reference of this process produced (or None)."""
+    blob = _JSON.get(_digest(state))
+    return None if blob is None else json.loads(zlib.decompress(blob))
+
+
 _LIVE: weakref.WeakSet[ShowdownReference] = weakref.WeakSet()
 
 
@@ -195,14 +231,11 @@ def _close_all() -> None:
 class ShowdownReference:
     """One Showdown battle behind the Reference protocol (see the module docstring)."""
 
-    CACHE = 50_000  # states kept for set_state (compressed toJSON, ~5 KB each)
-
     def __init__(self, worker: Any = None) -> None:
         from envport.envs.pokemon_gen1.reference import ShowdownBattle
 
         self.battle = ShowdownBattle(worker)
         _LIVE.add(self)
-        self._json: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
         self._state: RefState = {}
         self._tape: list[dict] = []
 
@@ -220,11 +253,7 @@ class ShowdownReference:
         flat["mask"] = np.stack([SS.mask_from_request(requests.get(p), ended)
                                  for p in ("p1", "p2")])
         self._state = flat
-        key = _digest(flat)
-        self._json[key] = zlib.compress(json.dumps(export, separators=(",", ":")).encode(), 1)
-        self._json.move_to_end(key)
-        while len(self._json) > self.CACHE:
-            self._json.popitem(last=False)
+        _store(flat, export)
 
     def _obs(self) -> np.ndarray:
         return SS.observe(self._state, self._state["mask"], np)
@@ -255,16 +284,24 @@ class ShowdownReference:
     def get_state(self) -> RefState:
         return {k: np.copy(v) for k, v in self._state.items()}
 
-    def set_state(self, state: Mapping[str, Any]) -> None:
-        key = _digest(state)
-        if key not in self._json:
-            raise ValueError("set_state: this state was not produced by this reference (its "
-                             "Showdown toJSON is kept per visited state; a JAX -> Showdown JSON "
-                             "bridge for unvisited states is not written)")
-        export = json.loads(zlib.decompress(self._json[key]))
+    def load_json(self, export: Mapping[str, Any], seen: Any) -> RefState:
+        """Inject a Showdown JSON (``Battle.fromJSON``, requests rebuilt); its flat state."""
         self.battle.set_state({"showdown_json": json.dumps(export)})
         self._tape = []
-        self._refresh(np.asarray(state["seen"], bool))
+        self._refresh(np.asarray(seen, bool))
+        return self.get_state()
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """A state the references of this process produced (their toJSON; the perturb hook's
+        states included). Any other is refused, as a mix of fields the shrinker of L2 tries
+        should be: writing it over a template (``export.to_showdown``) would let Showdown hold
+        inconsistent states (a bench Pokemon's types from another battle...)."""
+        export = stored_json(state)
+        if export is None:
+            raise ValueError("set_state: this state was not produced by this reference nor "
+                             "by spec_support.perturb (their Showdown toJSON is kept per "
+                             "state)")
+        self.load_json(export, state["seen"])
         differ = [k for k in self._state if not np.array_equal(self._state[k], state[k])]
         if differ:
             raise ValueError(f"set_state: Showdown restored a different state ({differ})")

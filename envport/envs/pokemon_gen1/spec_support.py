@@ -221,3 +221,164 @@ def observe(flat: Mapping[str, Any], masks: Any, xp: Any = np) -> Any:
                  + [_f(xp.asarray(masks)[p], xp), turn])
         rows.append(xp.concatenate(parts))
     return xp.stack(rows).astype(np.float32)
+
+
+# ---- L2's perturb hook ---------------------------------------------------------------------------
+
+# Counters of the active's volatiles a perturbation may move, with the values Showdown can hold
+# at a move request (``data/mods/gen1``: confusion random(2, 6), Disable random(1, 9),
+# Thrash/Petal Dance and Bide random(2, 4), each counted down to 1 before it ends; Toxic's
+# counter grows by one a turn).
+COUNTERS: dict[str, tuple[str, int, int]] = {
+    "confusion_time": ("confusion", 1, 5), "disable_time": ("disable", 1, 8),
+    "locked_time": ("lockedmove", 1, 3), "bide_time": ("bide", 1, 3),
+    "toxic_counter": ("residualdmg", 1, 15), "bide_damage": ("bide", 0, 400),
+}
+PERTURBATIONS = ("hp", "status", "sleep", "stages", "pp", "counters", "substitute", "prng")
+_PERTURB_REF: list[Any] = []  # the perturbations' own Showdown reference (one per process)
+
+
+def _stage_stat(stored: int, stage: int) -> int:
+    """The stat a boost to ``stage`` leaves (``boostBy``: stored x the stage's ratio, capped at
+    999 as after a boost; the user's own paralysis/burn penalty is dropped by it)."""
+    from envport.envs.pokemon_gen1.mechanics import STAGE_NUM
+
+    return min(max(int(stored) * int(STAGE_NUM[stage + 6]) // 100, 1), 999)
+
+
+def _perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
+    """Apply one perturbation of ``kind`` to ``b`` (numpy, in place); False when none applies.
+    Each keeps the state one Showdown can hold at a move request: HP within 1..maxhp of a
+    Pokemon standing, statuses of bench Pokemon (Sleep and Freeze Clause respected) and poison
+    on or off the active, sleep counters within the start time, stages with their stat as a
+    boost sets it, PP within 0..maxPP (not a Transform/Mimic slot), the active's volatile
+    counters in their ranges, the Substitute's HP, the LCG seed."""
+    t, a = b.team, b.active
+    standing = [(s, k) for s in range(2) for k in range(S.TEAM_SIZE)
+                if t.present[s, k] and not t.fainted[s, k]]
+    actives = [s for s in range(2) if a.slot[s] >= 0 and not t.fainted[s, a.slot[s]]]
+    if kind == "hp" and standing:
+        s, k = standing[rng.integers(len(standing))]
+        t.hp[s, k] = rng.integers(1, int(t.maxhp[s, k]) + 1)
+        return True
+    if kind == "status" and standing:
+        s, k = standing[rng.integers(len(standing))]
+        if k == a.slot[s]:  # the active: poison on or off (no stat penalty, no counter)
+            if t.status[s, k] not in (T.STATUS_NONE, T.STATUS_PSN):
+                return False
+            t.status[s, k] = T.STATUS_PSN if t.status[s, k] == T.STATUS_NONE else T.STATUS_NONE
+            t.status_by_ally[s, k] = False
+            return True
+        others = [j for j in range(S.TEAM_SIZE) if j != k and t.present[s, j]]
+        choices = [T.STATUS_NONE, T.STATUS_PSN, T.STATUS_BRN, T.STATUS_PAR]
+        if not any(t.status[s, j] == T.STATUS_SLP and not t.status_by_ally[s, j] for j in others):
+            choices.append(T.STATUS_SLP)  # Sleep Clause Mod: one foe-induced sleeper a side
+        if not any(t.status[s, j] == T.STATUS_FRZ for j in others):
+            choices.append(T.STATUS_FRZ)  # Freeze Clause Mod
+        new = choices[rng.integers(len(choices))]
+        if t.status[s, k] == T.STATUS_TOX or new == t.status[s, k]:
+            return False
+        t.status[s, k] = new
+        t.status_by_ally[s, k] = False
+        start = int(rng.integers(1, 8))
+        t.sleep_start[s, k] = start if new == T.STATUS_SLP else 0
+        t.sleep_turns[s, k] = int(rng.integers(1, start + 1)) if new == T.STATUS_SLP else 0
+        return True
+    if kind == "sleep":
+        asleep = [(s, k) for s, k in standing if t.status[s, k] == T.STATUS_SLP]
+        if not asleep:
+            return False
+        s, k = asleep[rng.integers(len(asleep))]
+        t.sleep_turns[s, k] = rng.integers(1, max(int(t.sleep_start[s, k]), 1) + 1)
+        return True
+    if kind == "stages" and actives:
+        s = actives[rng.integers(len(actives))]
+        k, i = int(a.slot[s]), int(rng.integers(7))
+        status = int(t.status[s, k])
+        if i < 5 and (a.transformed[s] or (status == T.STATUS_PAR and i == 4)
+                      or (status == T.STATUS_BRN and i == 0)):
+            return False  # a penalty or a Transform's stats the stage does not set alone
+        a.boosts[s, i] = rng.integers(-6, 7)
+        if i < 5:
+            t.modified[s, k, i] = _stage_stat(a.stored[s, i], int(a.boosts[s, i]))
+        return True
+    if kind == "pp":
+        slots = [(s, k, i) for s, k in standing for i in range(S.N_MOVE_SLOTS)
+                 if t.moves[s, k, i] and not (k == a.slot[s] and (
+                     a.slot_virtual[s, i] or a.base_separate[s, i]))]
+        if not slots:
+            return False
+        s, k, i = slots[rng.integers(len(slots))]
+        t.pp[s, k, i] = rng.integers(0, int(t.maxpp[s, k, i]) + 1)
+        return True
+    if kind == "counters":
+        have = [(s, leaf) for s in actives for leaf, (vol, _, _) in COUNTERS.items()
+                if int(a.volatiles[s]) & S.VOLATILE_BIT[vol]]
+        if not have:
+            return False
+        s, leaf = have[rng.integers(len(have))]
+        _, lo, hi = COUNTERS[leaf]
+        getattr(a, leaf)[s] = rng.integers(lo, hi + 1)
+        return True
+    if kind == "substitute":
+        subs = [s for s in actives if int(a.volatiles[s]) & S.VOLATILE_BIT["substitute"]]
+        if not subs:
+            return False
+        s = subs[rng.integers(len(subs))]
+        a.substitute_hp[s] = rng.integers(1, int(t.maxhp[s, a.slot[s]]) // 4 + 2)
+        return True
+    if kind == "prng":
+        b.prng[:] = rng.integers(0, 1 << 32, 2, dtype=np.uint64).astype(np.uint32)
+        return True
+    return False
+
+
+def perturb(state: Mapping[str, Any], rng: np.random.Generator, tries: int = 20
+            ) -> dict[str, Any]:
+    """``Verification.perturb``: a visited state moved to a nearby one none of the policies
+    visited, as Showdown holds it. One to three perturbations (:data:`PERTURBATIONS`) of the
+    battle; at a forced switch or an ended battle only HP, PP and the LCG seed. The state is
+    written over its own Showdown JSON (``export.to_showdown``), injected into Showdown
+    (``Battle.fromJSON``, which rebuilds the requests) and read back: the result is what
+    Showdown holds, masks from its requests, and it is kept only if every field equals the
+    perturbed one (else another is drawn; after ``tries``, a new LCG seed alone)."""
+    from envport.envs.pokemon_gen1 import env as ENV
+    from envport.envs.pokemon_gen1 import export as X
+    from envport.envs.pokemon_gen1.reference import ShowdownError
+
+    template = ENV.stored_json(state)
+    if template is None:
+        raise ValueError("perturb: the state was not produced by a Showdown reference of this "
+                         "process (its JSON is the template of the perturbed one)")
+    if not _PERTURB_REF:
+        _PERTURB_REF.append(ENV.ShowdownReference())
+    ref = _PERTURB_REF[0]
+    base = battle_of(state, np)
+    between_turns = not base.ended and not any(
+        base.active.slot[s] >= 0 and base.team.fainted[s, base.active.slot[s]] for s in range(2))
+    kinds = PERTURBATIONS if between_turns else ("hp", "pp", "prng")
+    for attempt in range(tries + 1):
+        b = jax_free_copy(base)
+        if attempt < tries:
+            chosen = rng.choice(len(kinds), size=int(rng.integers(1, 4)), replace=False)
+            if not sum(_perturb_once(b, kinds[i], rng) for i in chosen):
+                continue
+        else:
+            _perturb_once(b, "prng", rng)
+        want = flat_state(b, state["seen"], np)
+        if all(np.array_equal(want[k], state[k]) for k in want):
+            continue
+        try:
+            got = ref.load_json(X.to_showdown(b, template), state["seen"])
+        except (ShowdownError, ValueError):
+            continue
+        if all(np.array_equal(got[k], want[k]) for k in want):
+            return got
+    raise ValueError("perturb: no perturbation Showdown accepts unchanged, not even a new seed")
+
+
+def jax_free_copy(b: S.Battle) -> S.Battle:
+    """A numpy copy of a battle (every leaf its own writable array)."""
+    import jax
+
+    return jax.tree_util.tree_map(lambda x: np.array(x, copy=True), b)

@@ -47,6 +47,8 @@ from envport.verify.mutation.generate import (
     generate,
     sample,
 )
+from envport.verify.mutation.recorded import check as check_recorded
+from envport.verify.mutation.recorded import load as load_recorded
 from envport.verify.mutation.report import MutationReport, Progress
 
 
@@ -66,11 +68,18 @@ def mode_specs(spec: Any) -> list[Any]:
 
 def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
                original: dict[str, dict[str, str]], sizes: dict[str, Any], seed: int,
-               original_programs: Callable[[], dict[str, Any]] | None = None
-               ) -> dict[str, Any]:
+               original_programs: Callable[[], dict[str, Any]] | None = None,
+               layers: tuple[str, ...] = LAYERS, recorded: list[Any] | None = None,
+               eager: bool = False) -> dict[str, Any]:
     """Apply one mutant and run the hierarchy on it, lowest layer first, each layer in every
     mode of ``specs`` (:func:`mode_specs`), until one kills it; a survivor is examined for
-    equivalence. ``original``: the original's fingerprint per mode name."""
+    equivalence. ``original``: the original's fingerprint per mode name. ``layers``: the layers
+    run (the translation's ``mutation_plan``); ``recorded``: L2 cases with the reference's
+    results recorded once for the run (:mod:`recorded`), used for the default mode's L2;
+    ``eager``: the recorded L2 runs op by op (``jax.disable_jit``), not compiled (the other
+    layers do not run op by op: L3 crashed so)."""
+    import jax
+
     from envport.verify.runner import verify
 
     t0 = time.perf_counter()
@@ -93,10 +102,19 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
                 "the same value), so no test can tell them apart"))
             result["seconds"] = round(time.perf_counter() - t0, 2)
             return result
-        for layer in LAYERS:
+        no_jit = jax.disable_jit() if eager else contextlib.nullcontext()
+        for layer in layers:
+            if result["killed_by"]:
+                break
             for s in specs:
                 try:
-                    report = verify(s, (layer,), env=envs[s.mode_name], seed=seed, **sizes)
+                    report: Any
+                    if layer == "interaction" and recorded is not None and s is specs[0]:
+                        with no_jit:  # only the recorded L2: the other layers crash op by op
+                            report = _Recorded(check_recorded(s, envs[s.mode_name], recorded,
+                                                              seed))
+                    else:
+                        report = verify(s, (layer,), env=envs[s.mode_name], seed=seed, **sizes)
                 except Exception as e:  # the verifier crashing on a mutant is a detection too
                     result.update(killed_by=layer, mode=s.mode_name,
                                   detail=f"crash: {type(e).__name__}: {e}"[:300])
@@ -105,8 +123,6 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
                 if failure is not None:
                     result.update(killed_by=failure[0], detail=failure[1], mode=s.mode_name)
                     break
-            if result["killed_by"]:
-                break
     if result["killed_by"] is None and original_programs is not None:
         # The original is examined with the mutant NOT applied: every environment looks its
         # module's functions up at call time, the original's included.
@@ -121,21 +137,73 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
     return result
 
 
+class _Recorded:
+    """A one-layer report (what :func:`_first_failure` reads) of the recorded L2."""
+
+    def __init__(self, result: Any) -> None:
+        self.layers = {result.name: result}
+
+
 def _digest(module: Any) -> str:
     import hashlib
 
     return hashlib.sha256(Path(inspect.getfile(module)).read_bytes()).hexdigest()
 
 
+def mutation_plan(spec: Any) -> dict[str, Any]:
+    """How ``envport mutate`` scores a translation, from its class's optional ``mutation_plan``
+    (a mapping): ``modules``, the modules whose source is mutated (default: the translation's
+    own module; a translation whose step lives in other modules names them); ``layers``, the
+    layers run on each mutant, lowest first (default: all, :data:`LAYERS`);
+    ``recorded_interaction``, L2 against reference steps recorded once per run
+    (:mod:`recorded`; for a reference too slow to step again for every mutant); ``eager``,
+    the recorded L2 runs op by op (``jax.disable_jit``) where one XLA compilation of a large step
+    costs more than running it uncompiled; the original must then pass the recorded L2 op by op
+    too (checked once per worker), so that a kill is the mutant's and not the mode's."""
+    cls = type(spec.make())
+    plan = dict(getattr(cls, "mutation_plan", None) or {})
+    unknown = sorted(set(plan) - {"modules", "layers", "recorded_interaction", "eager"})
+    if unknown:
+        raise ValueError(f"{cls.__name__}.mutation_plan: unknown keys {unknown}")
+    layers = tuple(plan.get("layers") or LAYERS)
+    bad = sorted(set(layers) - set(LAYERS))
+    if bad:
+        raise ValueError(f"{cls.__name__}.mutation_plan: unknown layers {bad}")
+    return {"modules": list(plan.get("modules") or [cls.__module__]),
+            "layers": tuple(x for x in LAYERS if x in layers),
+            "recorded_interaction": bool(plan.get("recorded_interaction", False)),
+            "eager": bool(plan.get("eager", False))}
+
+
+def translation_modules(spec: Any) -> list[Any]:
+    """The modules ``envport mutate`` mutates (:func:`mutation_plan`)."""
+    return [importlib.import_module(m) for m in mutation_plan(spec)["modules"]]
+
+
 def translation_module(spec: Any) -> Any:
-    return importlib.import_module(type(spec.make()).__module__)
+    """The first of :func:`translation_modules` (the translation's own module by default)."""
+    return translation_modules(spec)[0]
+
+
+def generate_all(modules: list[Any], operators: tuple[str, ...]) -> list[MutantSource]:
+    """Every mutant of every module; with several modules, ids are ``<file stem>:m001``..."""
+    out: list[MutantSource] = []
+    for module in modules:
+        for ms in generate(module, operators):
+            ms.mutant.module = module.__name__
+            if len(modules) > 1:
+                ms.mutant.id = f"{module.__name__.rsplit('.', 1)[-1]}:{ms.mutant.id}"
+            out.append(ms)
+    return out
 
 
 class _Original:
     """What a worker holds for all its mutants: the environment in every mode and the
     original's fingerprints (its compiled programs only once a mutant survives)."""
 
-    def __init__(self, env: str, module: str, digest: str, jax_cache: str | None) -> None:
+    def __init__(self, env: str, modules: dict[str, str], jax_cache: str | None,
+                 layers: tuple[str, ...] = LAYERS, recorded: str | None = None,
+                 eager: bool = False) -> None:
         import jax
 
         if jax_cache:  # unchanged functions (reset...) compile once for all mutants
@@ -143,12 +211,24 @@ class _Original:
             jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
         from envport.core.registry import spec as get_spec
 
-        self.module = importlib.import_module(module)
-        if _digest(self.module) != digest:  # the mutants were made from another version
-            raise RuntimeError(f"{inspect.getfile(self.module)} changed since its mutants were "
-                               "generated (or this worker imports another envport); rerun")
+        self.modules = {name: importlib.import_module(name) for name in modules}
+        for name, module in self.modules.items():
+            if _digest(module) != modules[name]:  # the mutants were made from another version
+                raise RuntimeError(f"{inspect.getfile(module)} changed since its mutants were "
+                                   "generated (or this worker imports another envport); rerun")
+        self.layers = tuple(layers)
+        self.recorded = load_recorded(Path(recorded)) if recorded else None
         self.specs = mode_specs(get_spec(env))
         self.envs = {s.mode_name: s.make() for s in self.specs}
+        self.eager = eager
+        if eager and self.recorded is not None:  # the control: the original op by op
+            with jax.disable_jit():
+                control = check_recorded(self.specs[0], self.envs[self.specs[0].mode_name],
+                                         self.recorded, 0)
+            if not control.passed:
+                raise RuntimeError("the original translation fails the recorded L2 run op by op "
+                                   f"(jax.disable_jit): {control.notes}; eager mutation "
+                                   "scoring would blame the mode on the mutants")
         self.original = {mode: fingerprint(e) for mode, e in self.envs.items()}
         self._programs: dict[str, Any] = {}
 
@@ -161,9 +241,11 @@ class _Original:
 
     def run(self, item: dict[str, Any], sizes: dict[str, Any], seed: int) -> dict[str, Any]:
         ms = MutantSource(Mutant(**item["mutant"]), item["statement_code"])
+        module = self.modules[ms.mutant.module] if ms.mutant.module else next(
+            iter(self.modules.values()))
         try:
-            return run_mutant(self.specs, self.module, ms, self.original, sizes, seed,
-                              self.programs)
+            return run_mutant(self.specs, module, ms, self.original, sizes, seed,
+                              self.programs, self.layers, self.recorded, self.eager)
         except Exception as e:
             traceback.print_exc(file=sys.stderr)
             return {**ms.mutant.to_json(), "killed_by": "property", "equivalent": False,
@@ -175,7 +257,9 @@ def _worker(task_file: str) -> int:
     """Worker process: mutants of one chunk, one JSON line per event on stdout."""
     task = json.loads(Path(task_file).read_text())
     try:
-        original = _Original(task["env"], task["module"], task["digest"], task.get("jax_cache"))
+        original = _Original(task["env"], task["modules"], task.get("jax_cache"),
+                             tuple(task.get("layers") or LAYERS), task.get("recorded"),
+                             bool(task.get("eager")))
     except RuntimeError as e:
         print(e, file=sys.stderr)
         return 3
@@ -188,17 +272,20 @@ def _worker(task_file: str) -> int:
 
 # A Ray worker process runs many mutant tasks one after the other: it keeps the original's
 # environments and fingerprints between them, as a local worker does over its chunk.
-_RAY_ORIGINALS: dict[tuple[str, str, str], _Original] = {}
+_RAY_ORIGINALS: dict[str, _Original] = {}
 
 
 def _ray_mutant(task: dict[str, Any]) -> dict[str, Any]:
     """A Ray task: one mutant's verdict (what a local worker prints as its result event)."""
     import tempfile
 
-    key = (task["env"], task["module"], task["digest"])
+    key = json.dumps([task["env"], task["modules"], task.get("layers")], sort_keys=True)
     if key not in _RAY_ORIGINALS:
-        cache = Path(tempfile.gettempdir()) / f"envport-mutate-jax-{task['digest'][:16]}"
-        _RAY_ORIGINALS[key] = _Original(*key, str(cache))
+        first = sorted(task["modules"].values())[0]
+        cache = Path(tempfile.gettempdir()) / f"envport-mutate-jax-{first[:16]}"
+        # a recorded L2 lives in the starting machine's temporary folder: Ray tasks run L2 live
+        _RAY_ORIGINALS[key] = _Original(task["env"], task["modules"], str(cache),
+                                        tuple(task.get("layers") or LAYERS))
     return _RAY_ORIGINALS[key].run(task["item"], task["sizes"], task["seed"])
 
 
@@ -234,36 +321,47 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
     if unknown_ops or not operators:
         raise ValueError(f"unknown operator(s) {unknown_ops or '(none given)'}; known: "
                          f"{', '.join(OPERATORS)}")
-    module = translation_module(spec)
-    every = generate(module, operators)
+    plan = mutation_plan(spec)
+    modules = translation_modules(spec)
+    names = ", ".join(Path(inspect.getfile(m)).name for m in modules)
+    every = generate_all(modules, operators)
     if only:
         ids = {m.mutant.id for m in every}
         missing = [i for i in only if i not in ids]
         if missing:
             raise ValueError(f"no mutant {', '.join(missing)} among the {len(every)} of "
-                             f"{Path(inspect.getfile(module)).name} (ids m001..m{len(every):03d}"
-                             "; `envport mutate ENV --list` lists them)")
+                             f"{names} (`envport mutate ENV --list` lists their ids)")
         chosen = [m for m in every if m.mutant.id in only]
     else:
         chosen = sample(every, max_mutants, seed)
     if not chosen:
-        raise ValueError(f"no mutants to run: {Path(inspect.getfile(module)).name} gives none "
+        raise ValueError(f"no mutants to run: {names} gives none "
                          f"for operators {', '.join(operators)}")
     settings: dict[str, Any] = {
         **sizes, "seed": seed, "workers": workers, "operators": list(operators),
-        "max_mutants": max_mutants, "modes": [s.mode_name for s in mode_specs(spec)]}
+        "max_mutants": max_mutants, "modes": [s.mode_name for s in mode_specs(spec)],
+        "layers": list(plan["layers"]), "modules": plan["modules"],
+        "recorded_interaction": plan["recorded_interaction"] and ray is None
+        and "interaction" in plan["layers"], "eager": plan["eager"]}
     if ray is not None:
         settings["ray"] = ray
-    report = MutationReport(env_name, inspect.getfile(module), generated=len(every),
-                            settings=settings)
+    report = MutationReport(env_name, ", ".join(inspect.getfile(m) for m in modules),
+                            generated=len(every), settings=settings)
+    digests = {m.__name__: _digest(m) for m in modules}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="envport-mutate-") as tmp:
+        recorded = None
+        if settings["recorded_interaction"]:
+            from envport.verify.mutation.recorded import record, save
+
+            recorded = Path(tmp) / "interaction-cases.pkl"
+            save(record(spec, states, seed), recorded)
         if ray is None:
-            results = _Pool(env_name, module.__name__, sizes, seed, Path(tmp), workers, chunk,
-                            timeout_s, _digest(module)).run(chosen)
+            results = _Pool(env_name, digests, sizes, seed, Path(tmp), workers, chunk,
+                            timeout_s, plan["layers"], recorded, plan["eager"]).run(chosen)
         else:
-            results = _ray_verdicts(ray, env_name, module.__name__, sizes, seed, timeout_s,
-                                    _digest(module), chosen)
+            results = _ray_verdicts(ray, env_name, digests, sizes, seed, timeout_s,
+                                    chosen, plan["layers"])
         for result in results:
             report.results.append(result)
             if progress:
@@ -283,15 +381,16 @@ def _verdict(ms: MutantSource, killed_by: str, detail: str) -> dict[str, Any]:
 CRASH = "the worker process died while verifying it (crash)"
 
 
-def _ray_verdicts(address: str, env: str, module: str, sizes: dict[str, int], seed: int,
-                  timeout_s: float, digest: str, mutants: list[MutantSource]
-                  ) -> Iterator[dict[str, Any]]:
+def _ray_verdicts(address: str, env: str, modules: dict[str, str], sizes: dict[str, int],
+                  seed: int, timeout_s: float, mutants: list[MutantSource],
+                  layers: tuple[str, ...] = LAYERS) -> Iterator[dict[str, Any]]:
     """Each mutant a Ray task, at most one per CPU of the cluster at a time; verdicts as they
     come, recorded as the local pool records them (a timeout, a crash)."""
     from envport.scale import RayExecutor
 
     ex = RayExecutor(address)
-    tasks = [{"env": env, "module": module, "digest": digest, "sizes": sizes, "seed": seed,
+    tasks = [{"env": env, "modules": modules, "layers": list(layers), "sizes": sizes,
+              "seed": seed,
               "item": {"mutant": m.mutant.to_json(), "statement_code": m.statement_code}}
              for m in mutants]
     # As in a local worker: one XLA thread pool per task, the tasks are the parallelism.
@@ -320,18 +419,21 @@ class _Pool:
     """Worker processes over chunks of mutants; a mutant that runs past the timeout is recorded
     as killed by ``timeout`` (a hang is a detectable bug) and its worker is replaced."""
 
-    def __init__(self, env: str, module: str, sizes: dict[str, int], seed: int, tmp: Path,
-                 workers: int, chunk: int, timeout_s: float, digest: str):
-        self.env, self.module, self.sizes, self.seed = env, module, sizes, seed
-        self.digest = digest
+    def __init__(self, env: str, modules: dict[str, str], sizes: dict[str, int], seed: int,
+                 tmp: Path, workers: int, chunk: int, timeout_s: float,
+                 layers: tuple[str, ...] = LAYERS, recorded: Path | None = None,
+                 eager: bool = False):
+        self.env, self.modules, self.sizes, self.seed = env, modules, sizes, seed
+        self.layers, self.recorded, self.eager = layers, recorded, eager
         self.tmp, self.workers, self.chunk, self.timeout_s = tmp, workers, chunk, timeout_s
         self.jax_cache = str(tmp / "jax-cache")
 
     def _launch(self, batch: list[MutantSource], n: int) -> subprocess.Popen[str]:
         task = self.tmp / f"task-{n}.json"
         task.write_text(json.dumps({
-            "env": self.env, "module": self.module, "sizes": self.sizes, "seed": self.seed,
-            "jax_cache": self.jax_cache, "digest": self.digest,
+            "env": self.env, "modules": self.modules, "sizes": self.sizes, "seed": self.seed,
+            "jax_cache": self.jax_cache, "layers": list(self.layers),
+            "recorded": str(self.recorded) if self.recorded else None, "eager": self.eager,
             "mutants": [{"mutant": m.mutant.to_json(), "statement_code": m.statement_code}
                         for m in batch]}))
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": own_path()}

@@ -69,6 +69,7 @@ class Mutant:
     statement: int  # index of that statement in the module body
     description: str = ""
     source_line: str = ""  # the original source line, stripped (keys the known equivalents)
+    module: str = ""  # the mutated module's name (where a translation has several)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -1,0 +1,140 @@
+"""The way back: a JAX battle state -> Showdown JSON (``export.to_showdown``), on real battles.
+
+Along random-policy battles (teams of random supported moves, and ``Teams.generate`` teams), each
+state's export is read into the JAX state, written back over the export of an EARLIER turn of
+the same battle (0-8 steps before, so HP, PP, statuses, volatiles, positions and the active
+differ from the template), imported by Showdown's own ``Battle.fromJSON`` and exported again:
+the JAX state read from that must equal the original one, Showdown's rebuilt requests must give
+the same legal choices, and one more step with the same choices must give the same state, the
+same draws and the same requests on both battles (the hidden fields the layout does not hold,
+e.g. the cached speed and the effect sources, are what that step reads).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from envport.envs.pokemon_gen1 import bridge as B
+from envport.envs.pokemon_gen1 import export as X
+from envport.envs.pokemon_gen1 import moves as MV
+from envport.envs.pokemon_gen1 import spec_support as SS
+from envport.envs.pokemon_gen1 import tables as T
+from envport.envs.pokemon_gen1.reference import gen1_set, legal_choices, seed_words
+
+_IDS = itertools.count()
+SUPPORTED = sorted(set(MV.SUPPORTED_MOVES) - {"struggle"})
+
+
+def _flat(export: dict) -> dict[str, np.ndarray]:
+    return {k: np.asarray(v) for k, v in SS.canonical(B.from_showdown(export)).items()}
+
+
+def _masks(reply: dict) -> np.ndarray:
+    return np.stack([SS.mask_from_request((reply["requests"] or {}).get(p), reply["ended"])
+                     for p in ("p1", "p2")])
+
+
+def _teams(worker, b: int, rng: random.Random) -> list[str]:
+    if b % 2:
+        return worker.generate_teams([seed_words(b, 1), seed_words(b, 2)])
+    return [worker.pack_team([gen1_set(s, rng.sample(SUPPORTED, 4), level=rng.randint(50, 100))
+                              for s in rng.sample(sorted(T.SPECIES_IDS), rng.randint(2, 6))])
+            for _ in range(2)]
+
+
+def _differing(a: dict, b: dict) -> list[str]:
+    return [k for k in a if not np.array_equal(a[k], b[k])]
+
+
+def test_state_to_json_round_trips_through_fromjson_and_steps_alike(worker):
+    states = changed = 0
+    for b in range(6):
+        rng = random.Random(500 + b)
+        bid, copy_id = f"export-{next(_IDS)}", f"export-copy-{next(_IDS)}"
+        reply = worker.create(bid, [rng.randint(0, 0xFFFF) for _ in range(4)],
+                              *_teams(worker, b, rng))
+        history: list[dict] = []
+        for step in range(70):
+            export = worker.export(bid)
+            history.append(export)
+            template = history[max(0, len(history) - 1 - rng.randint(0, 8))]
+            flat = _flat(export)
+            written = X.to_showdown(B.from_showdown(export), template)
+            changed += _differing(_flat(template), flat) != []
+            imported = worker.import_(copy_id, written)
+            where = f"battle {b} step {step}"
+            assert _differing(flat, _flat(worker.export(copy_id))) == [], where
+            assert np.array_equal(_masks(reply), _masks(imported)), where
+            states += 1
+            if reply["ended"]:
+                break
+            choices = tuple(rng.choice(c) if (c := legal_choices(reply["requests"][p], True))
+                            else None for p in ("p1", "p2"))
+            reply = worker.choose(bid, *choices)
+            again = worker.choose(copy_id, *choices)
+            assert _differing(_flat(worker.export(bid)), _flat(worker.export(copy_id))) == [], \
+                f"{where}: the step after the import differs"
+            assert [(d["from"], d["to"]) for d in reply["tape"]] == [
+                (d["from"], d["to"]) for d in again["tape"]], f"{where}: draws differ"
+            assert np.array_equal(_masks(reply), _masks(again)), where
+        worker.destroy(bid)
+        worker.destroy(copy_id)
+    assert states >= 150
+    assert changed >= states // 2  # most templates really were another state
+
+
+def test_a_template_of_another_battle_is_refused(worker):
+    rng = random.Random(7)
+    worker.create("export-a", [1, 2, 3, 4], *_teams(worker, 0, rng))
+    worker.create("export-b", [1, 2, 3, 4], *_teams(worker, 2, random.Random(8)))
+    a, other = worker.export("export-a"), worker.export("export-b")
+    with pytest.raises(ValueError, match=r"another battle|Pokemon"):
+        X.to_showdown(B.from_showdown(a), other)
+    worker.destroy("export-a")
+    worker.destroy("export-b")
+
+
+def test_perturbed_states_are_new_showdown_states_and_one_step_matches_jax():
+    """L2's perturb hook: each perturbed state differs from the visited one, a second reference
+    injects it (set_state through the shared JSON store) and gives it back exactly, and one step
+    of Showdown from it equals the engine's step (flat state, both masks)."""
+    from envport.envs.pokemon_gen1 import engine as E
+    from envport.envs.pokemon_gen1 import env as V
+
+    ref, other = V.ShowdownReference(), V.ShowdownReference()
+    bridge = V.PokemonBridge()
+    rng = np.random.default_rng(11)
+    changed: set[str] = set()
+    cases = 0
+    try:
+        for seed in range(3):
+            ref.reset(900 + seed)
+            for _ in range(14):
+                state = ref.get_state()
+                if state["battle.ended"]:
+                    break
+                new = SS.perturb(state, rng)
+                moved = _differing(state, new)
+                assert moved, "perturb returned the visited state"
+                changed.update(moved)
+                other.set_state(new)
+                assert _differing(other.get_state(), new) == []
+                action = V.legal_action(new, rng)
+                other.step(action)
+                b = bridge.to_jax(new).battle
+                c = SS.resolve(action, new["mask"])
+                nb, _ = E.compiled(False)(b, np.int32(c[0]), np.int32(c[1]))
+                got = bridge.from_jax(V.EnvState(battle=nb, seen=SS.seen_after(
+                    nb, new["seen"], np)))
+                assert _differing(other.get_state(), got) == [], f"seed {seed}: {moved}"
+                cases += 1
+                ref.step(V.legal_action(state, rng))
+    finally:
+        ref.close()
+        other.close()
+    assert cases >= 30
+    assert {"team.hp", "team.pp", "battle.prng", "active.boosts"} <= changed

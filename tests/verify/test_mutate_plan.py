@@ -1,0 +1,77 @@
+"""A translation's mutation plan: the modules mutated, the layers run, L2 against reference
+steps recorded once per run, and the layers run op by op."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from envport.core.registry import spec
+from envport.verify import mutation as mutate
+from envport.verify.layers import LAYERS
+from envport.verify.mutation import execute, recorded
+from envport.verify.mutation.generate import applied
+
+
+def test_the_default_plan_is_the_translations_module_and_every_layer():
+    plan = execute.mutation_plan(spec("cartpole"))
+    assert plan["layers"] == LAYERS and not plan["recorded_interaction"] and not plan["eager"]
+    assert [m.__name__ for m in execute.translation_modules(spec("cartpole"))] == plan["modules"]
+    assert plan["modules"] == [type(spec("cartpole").make()).__module__]
+
+
+def test_pokemon_gen1_mutates_its_engine_modules():
+    plan = execute.mutation_plan(spec("pokemon-gen1"))
+    assert plan["modules"][0] == "envport.envs.pokemon_gen1.engine"
+    assert "envport.envs.pokemon_gen1.env" not in plan["modules"]
+    assert plan["layers"] == ("interaction", "rollout") and plan["recorded_interaction"]
+
+
+def _fake_spec(plan: dict) -> object:
+    cls = type("Fake", (), {"mutation_plan": plan})
+    return types.SimpleNamespace(make=cls)
+
+
+def test_a_bad_plan_is_refused_naming_what_is_wrong():
+    with pytest.raises(ValueError, match="unknown keys"):
+        execute.mutation_plan(_fake_spec({"modules": [], "speed": 1}))
+    with pytest.raises(ValueError, match="unknown layers"):
+        execute.mutation_plan(_fake_spec({"layers": ["interaction", "lockstep"]}))
+
+
+def test_mutants_of_several_modules_have_distinct_ids_and_their_module():
+    from envport.envs.pong import jax_env, params
+
+    every = execute.generate_all([jax_env, params], ("constant",))
+    ids = [m.mutant.id for m in every]
+    assert len(set(ids)) == len(ids)
+    assert {m.mutant.module for m in every} == {jax_env.__name__, params.__name__}
+    assert {i.split(":")[0] for i in ids} == {"jax_env", "params"}
+    one = execute.generate_all([jax_env], ("constant",))
+    assert all(":" not in m.mutant.id for m in one)  # one module: the plain ids
+
+
+def test_recorded_interaction_passes_the_original_and_kills_a_mutant(tmp_path):
+    s = spec("cartpole")
+    cases = recorded.record(s, 60, seed=5)
+    path = tmp_path / "cases.pkl"
+    recorded.save(cases, path)
+    again = recorded.load(path)
+    assert len(again) == 60 and all(c.expected is not None for c in again)
+    assert recorded.check(s, s.make(), again, 5).passed
+    module = mutate.translation_module(s)
+    gravity = next(m for m in mutate.generate(module) if "gravity: float = 9.8" in
+                   m.mutant.source_line and m.mutant.operator == "constant")
+    with applied(module, gravity):
+        result = recorded.check(s, s.make(), again, 5)
+    assert not result.passed and result.failures
+    assert "recorded" in result.failures[0].test_id
+
+
+def test_a_recorded_result_is_read_as_a_report_of_its_layer():
+    from envport.verify.report import LayerResult
+
+    failed = LayerResult("interaction", passed=False, failures=[])
+    assert execute._first_failure(execute._Recorded(failed)) == ("interaction", "failed")
+    assert execute._first_failure(execute._Recorded(LayerResult("interaction", True))) is None
