@@ -65,6 +65,20 @@ def _fresh(pool: C.TeamPool, key: jax.Array) -> S.Battle:
 REFILL_FRACTION = 8  # fresh battles created per step: batch / 8 (at least 1)
 
 
+def refill_ended(battles: S.Battle, fresh: S.Battle) -> S.Battle:
+    """The ended battles of a batch replaced by the ``m`` fresh ones, in batch order: the k-th
+    ended battle gets ``fresh[k]`` for k < m; later ended ones stay as they are."""
+    n = battles.ended.shape[0]
+    m = fresh.ended.shape[0]
+    ended = battles.ended
+    rank = jnp.cumsum(ended.astype(jnp.int32)) - 1
+    put = ended & (rank < m)
+    src = jnp.clip(rank, 0, m - 1)
+    return jax.tree_util.tree_map(
+        lambda f, x: jnp.where(put.reshape((n,) + (1,) * (x.ndim - 1)), f[src], x),
+        fresh, battles)
+
+
 def make_loop(pool: C.TeamPool, refill: int | None = None) -> Any:
     """Jitted ``(battles, key, steps) -> (battles, finished, turns, steps)`` over a batch.
 
@@ -96,14 +110,7 @@ def make_loop(pool: C.TeamPool, refill: int | None = None) -> Any:
             b, finished, turns = carry
             kt = jax.random.fold_in(key, t)
             b, done, tr = vone(b, jax.random.split(kt, n))
-            fresh = vfresh(jax.random.split(jax.random.fold_in(kt, 1), m))
-            ended = b.ended
-            rank = jnp.cumsum(ended.astype(jnp.int32)) - 1
-            put = ended & (rank < m)
-            src = jnp.clip(rank, 0, m - 1)
-            b = jax.tree_util.tree_map(
-                lambda f, x: jnp.where(put.reshape((n,) + (1,) * (x.ndim - 1)), f[src], x),
-                fresh, b)
+            b = refill_ended(b, vfresh(jax.random.split(jax.random.fold_in(kt, 1), m)))
             return b, finished + done.sum(dtype=jnp.int32), turns + tr.sum(dtype=jnp.int32)
 
         zero = jnp.zeros((), jnp.int32)
