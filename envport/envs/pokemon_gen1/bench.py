@@ -13,7 +13,8 @@ with two new teams whenever one ends.
 * **JAX**: ``B`` battles as one batched state; one jitted ``fori_loop`` of steps, each: both
   sides' ``engine.legal_mask``, the policy above from ``jax.random`` bits, ``engine.step`` under
   ``vmap``, and an ended battle replaced by a fresh one (``create.create`` of two pool teams and a
-  new seed). Compilation excluded (a warm-up run), the best of ``--repeats`` timed runs.
+  new seed; ``batch / 8`` of them created per step, see :func:`make_loop`). Compilation excluded
+  (a warm-up run), the best of ``--repeats`` timed runs.
 
 Turns: Showdown's ``selfplay`` adds each finished battle's final turn counter; the JAX side counts
 the turn increments of every step in the timed window plus one per finished battle (the same
@@ -61,37 +62,61 @@ def _fresh(pool: C.TeamPool, key: jax.Array) -> S.Battle:
     return C.create(pool.teams(idx[0], idx[1]), prng.seed_state(words))
 
 
-def make_loop(pool: C.TeamPool) -> Any:
-    """Jitted ``(battles, key, steps) -> (battles, finished, turns, steps)`` over a batch."""
+REFILL_FRACTION = 8  # fresh battles created per step: batch / 8 (at least 1)
+
+
+def refill_ended(battles: S.Battle, fresh: S.Battle) -> S.Battle:
+    """The ended battles of a batch replaced by the ``m`` fresh ones, in batch order: the k-th
+    ended battle gets ``fresh[k]`` for k < m; later ended ones stay as they are."""
+    n = battles.ended.shape[0]
+    m = fresh.ended.shape[0]
+    ended = battles.ended
+    rank = jnp.cumsum(ended.astype(jnp.int32)) - 1
+    put = ended & (rank < m)
+    src = jnp.clip(rank, 0, m - 1)
+    return jax.tree_util.tree_map(
+        lambda f, x: jnp.where(put.reshape((n,) + (1,) * (x.ndim - 1)), f[src], x),
+        fresh, battles)
+
+
+def make_loop(pool: C.TeamPool, refill: int | None = None) -> Any:
+    """Jitted ``(battles, key, steps) -> (battles, finished, turns, steps)`` over a batch.
+
+    An ended battle is replaced by a fresh one (``create.create``); creating ``batch`` of them on
+    every step for the ~2% that end would cost a fifth of the step, so each step creates
+    ``refill`` (default ``batch // REFILL_FRACTION``, at least 1) and hands them to the ended
+    battles in batch order; an ended battle left over waits for the next step (a step of an
+    ended battle changes nothing and counts no turn)."""
 
     def one(b: S.Battle, key: jax.Array) -> tuple[S.Battle, jax.Array, jax.Array]:
-        k1, k2, k3 = jax.random.split(key, 3)
+        k1, k2 = jax.random.split(key)
         c1 = _policy(k1, E.legal_mask(b, 0))
         c2 = _policy(k2, E.legal_mask(b, 1))
         nb = E.step(b, c1, c2)
-        done = nb.ended
+        done = nb.ended & ~b.ended
         # turns played in this step, and Showdown's count of a finished battle (its final
         # battle.turn) exceeds its increments by the first turn
         turns = (nb.turn - b.turn).astype(jnp.int32) + done.astype(jnp.int32)
-        fresh = _fresh(pool, k3)
-        nb = jax.tree_util.tree_map(lambda f, x: jnp.where(done, f, x), fresh, nb)
         return nb, done, turns
 
     vone = jax.vmap(one)
+    vfresh = jax.vmap(lambda k: _fresh(pool, k))
 
     def loop(battles: S.Battle, key: jax.Array, steps: jax.Array) -> tuple:
         n = battles.turn.shape[0]
+        m = max(1, n // REFILL_FRACTION) if refill is None else refill
 
         def body(t: jax.Array, carry: tuple) -> tuple:
             b, finished, turns = carry
-            keys = jax.random.split(jax.random.fold_in(key, t), n)
-            b, done, tr = vone(b, keys)
+            kt = jax.random.fold_in(key, t)
+            b, done, tr = vone(b, jax.random.split(kt, n))
+            b = refill_ended(b, vfresh(jax.random.split(jax.random.fold_in(kt, 1), m)))
             return b, finished + done.sum(dtype=jnp.int32), turns + tr.sum(dtype=jnp.int32)
 
         zero = jnp.zeros((), jnp.int32)
         return jax.lax.fori_loop(0, steps, body, (battles, zero, zero))
 
-    return jax.jit(loop)
+    return jax.jit(loop, donate_argnums=0)
 
 
 def jax_rows(batch_sizes: Sequence[int], seconds: float = 10.0, repeats: int = 2,
@@ -108,11 +133,11 @@ def jax_rows(batch_sizes: Sequence[int], seconds: float = 10.0, repeats: int = 2
         compile_s = time.perf_counter() - t0
         # size the run: a probe of 16 steps, then about seconds / repeats per timed run
         t0 = time.perf_counter()
-        jax.block_until_ready(loop(out[0], key, jnp.int32(16)))
+        # the loop donates its battles: each call continues from the previous one's
+        state = jax.block_until_ready(loop(out[0], key, jnp.int32(16)))[0]
         per_step = (time.perf_counter() - t0) / 16
         steps = max(32, int(seconds / repeats / max(per_step, 1e-6)))
         best: dict[str, Any] | None = None
-        state = out[0]
         for r in range(repeats):
             t0 = time.perf_counter()
             state, finished, turns = jax.block_until_ready(

@@ -3,6 +3,7 @@ row, the memory figure; the full JAX timing (a compilation per batch size) is ``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import jax
@@ -52,3 +53,19 @@ def test_a_small_run_measures_both_sides():
     assert [r["batch_size"] for r in result["jax"]] == [1, 8]
     assert all(r["turns_per_s"] > 0 and r["battles"] >= 0 for r in result["jax"])
     assert "best ratio" in bench.table(result)
+
+
+def test_ended_battles_get_the_fresh_ones_in_batch_order_and_the_rest_wait():
+    n, m = 7, 2
+    battles = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(jnp.asarray(x), (n, *x.shape)),
+                                     S.empty(jnp))
+    ended = np.array([False, True, False, True, True, False, True])
+    battles = dataclasses.replace(battles, ended=jnp.asarray(ended),
+                                  turn=jnp.arange(n, dtype=jnp.int16))
+    fresh = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(jnp.asarray(x), (m, *x.shape)),
+                                   S.empty(jnp))
+    fresh = dataclasses.replace(fresh, turn=jnp.asarray([100, 101], jnp.int16))
+    out = bench.refill_ended(battles, fresh)
+    # battles 1 and 3 (the first two ended) restart; 4 and 6 stay ended for the next step
+    assert np.asarray(out.turn).tolist() == [0, 100, 2, 101, 4, 5, 6]
+    assert np.asarray(out.ended).tolist() == [False, False, False, False, True, False, True]
