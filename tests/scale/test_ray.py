@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -35,16 +33,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def cluster() -> str:
-    """A local Ray cluster for this module; its GCS address (what ``--ray`` takes)."""
-    tmp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths live here
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="warning",
-             _temp_dir=tmp)
-    try:
-        yield ray.get_runtime_context().gcs_address
-    finally:
-        ray.shutdown()
-        shutil.rmtree(tmp, ignore_errors=True)
+def cluster(ray_cluster: str) -> str:
+    """The session's local Ray cluster (``tests/conftest.py``)."""
+    return ray_cluster
 
 
 def cli(*args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:

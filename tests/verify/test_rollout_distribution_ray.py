@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -27,15 +24,9 @@ from envport.verify import rollout_distribution as rd  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    tmp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths live here
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="warning",
-             _temp_dir=tmp)
-    try:
-        yield ray.get_runtime_context().gcs_address
-    finally:
-        ray.shutdown()
-        shutil.rmtree(tmp, ignore_errors=True)
+def cluster(ray_cluster: str) -> str:
+    """The session's local Ray cluster (``tests/conftest.py``)."""
+    return ray_cluster
 
 
 def small(cartpole):  # type: ignore[no-untyped-def]
