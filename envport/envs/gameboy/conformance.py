@@ -3,10 +3,10 @@ frame lock-step (``lockstep.py``: registers, WRAM, VRAM, OAM, I/O, HRAM+IE after
 the screen on rendered frames), plus each ROM's own verdict where the behaviour it measures is
 documented (Pan Docs), read from the core's RAM.
 
-No public conformance ROM (blargg's, mooneye's, dmg-acid2) is distributed by a package registry
-this project can install from (PyPI, crates.io, npm, Debian; checked 2026-12-01: the Game Boy
-packages there, such as the pyboy sdist, the wasmboy npm package and the boytacean crate,
-ship none), so these are the project's own, MIT like the rest of envport:
+Public conformance ROMs (blargg's, mooneye's, dmg-acid2) are not distributed by a package
+registry this project can install from (PyPI, crates.io, npm, Debian; checked 2026-12-01), so
+the project cannot ship or fetch them; ``--rom-file`` (below) runs any that a user has. These
+are the project's own, MIT like the rest of envport:
 
 - ``stat``: STAT interrupt sources (HBlank, VBlank, OAM, LYC, alone and combined) and LYC
   timing (LYC moved on inside the handler, LYC = 0, 144, 153), with a 16-cycle clock (TIMA);
@@ -22,6 +22,11 @@ ship none), so these are the project's own, MIT like the rest of envport:
 - ``mbc1``, ``cputest``: the earlier ROMs (4-bank MBC1; CPU instructions, timer, HALT).
 
     python -m envport.envs.gameboy.conformance [--rom NAME ...] [--long]
+
+Any other ROM file (``--rom-file PATH``, a file or a folder of ``.gb`` files; e.g. blargg's
+test ROMs, which the project cannot ship) runs the same lock-step for ``--frames`` frames; the
+report gives the text each emulator shows at the end, read from the background tile map as
+ASCII (the convention of blargg's ROMs, whose font puts each character at its code's tile).
 """
 
 from __future__ import annotations
@@ -31,7 +36,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envport.envs.gameboy.lockstep import ButtonSchedule, Mismatch, lockstep, no_buttons
+from pathlib import Path
+
+from envport.envs.gameboy.lockstep import (
+    ButtonSchedule,
+    Mismatch,
+    lockstep,
+    make_core,
+    make_pyboy,
+    no_buttons,
+    run_pair,
+)
 
 BUTTONS = ("a", "b", "start", "select", "up", "down", "left", "right")
 
@@ -265,12 +280,88 @@ def verdicts_of(c: ConformanceRom, frames: int, side: str = "core") -> dict[str,
     return problems
 
 
+# ------------------------------------------------------------------------- other ROM files
+def screen_text(tiles: bytes) -> str:
+    """The visible 20x18 tiles of a background map (0x9800-0x9BFF) as ASCII (other tiles as
+    spaces), trailing blanks dropped: what a blargg ROM prints."""
+    rows = ("".join(chr(t) if 32 <= t < 127 else " " for t in tiles[32 * r:32 * r + 20])
+            for r in range(18))
+    return "\n".join(row.rstrip() for row in rows).strip()
+
+
+@dataclass
+class FileResult:
+    rom: Path
+    frames: int
+    mismatch: Mismatch | None
+    text: dict[str, str]  # "core", "pyboy" -> screen_text at the end
+
+
+def rom_files(paths: Sequence[str]) -> list[Path]:
+    """The ``.gb`` files named (a folder: every ``.gb`` under it, sorted), each checked to
+    exist before anything runs."""
+    out: list[Path] = []
+    for given in paths:
+        p = Path(given)
+        if p.is_dir():
+            found = sorted(p.rglob("*.gb"))
+            if not found:
+                raise ValueError(f"--rom-file {given}: the folder has no .gb file")
+            out.extend(found)
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise ValueError(f"--rom-file {given}: no such file or folder")
+    return out
+
+
+def run_file(rom: Path, frames: int, render_every: int = 16) -> FileResult:
+    """``rom`` on the core and on PyBoy in lock-step (state every frame, the screen every
+    ``render_every`` frames), then what each shows. The core reads the header first, so a
+    ROM it cannot run is refused before any frame."""
+    from envport.envs.gameboy.build_roms import rom_path
+
+    boot = rom_path("boot")
+    gb = make_core(rom, boot)
+    pb = make_pyboy(rom, boot)
+    try:
+        done, bad = run_pair(pb, gb, 0, frames, no_buttons, render_every)
+        text = {"core": screen_text(bytes(gb.read(0x9800, 0x9C00))),
+                "pyboy": screen_text(bytes(pb.memory[0x9800:0x9C00]))}
+    finally:
+        pb.stop(save=False)
+    return FileResult(rom, done, bad, text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rom", action="append", choices=sorted(ROMS),
                         help="run only this ROM (repeatable; default: all)")
     parser.add_argument("--long", action="store_true", help="the long runs")
+    parser.add_argument("--rom-file", action="append", default=[], metavar="PATH",
+                        help="another ROM file, or a folder of .gb files (repeatable)")
+    parser.add_argument("--frames", type=int, default=4000,
+                        help="frames for each --rom-file ROM (default 4000: about 67 s of "
+                             "Game Boy time)")
     args = parser.parse_args(argv)
+    if args.rom_file:
+        if args.frames < 1:
+            parser.error(f"--frames must be at least 1, got {args.frames}")
+        try:
+            files = rom_files(args.rom_file)
+        except ValueError as e:
+            parser.error(str(e))
+        differ = 0
+        for rom in files:
+            r = run_file(rom, args.frames)
+            status = "identical" if r.mismatch is None else f"DIFFERS: {r.mismatch}"
+            print(f"{rom.name}: {r.frames} frames vs PyBoy: {status}")
+            for side in ("core", "pyboy"):
+                last = r.text[side].splitlines()[-1:] or ["(blank)"]
+                print(f"    {side:5} shows: {last[0]}")
+            differ += r.mismatch is not None or r.text["core"] != r.text["pyboy"]
+        print(f"{len(files) - differ} identical to PyBoy, {differ} differ")
+        return 1 if differ else 0
     failed = 0
     for name in args.rom or list(ROMS):
         r = run(name, long=args.long)

@@ -114,7 +114,7 @@ def no_buttons(frame: int) -> Sequence[tuple[str, bool]]:
     return ()
 
 
-def _run_pair(
+def run_pair(
     pb: Any, gb: Any, first_frame: int, frames: int, buttons: ButtonSchedule, render_every: int,
 ) -> tuple[int, Mismatch | None]:
     for k in range(frames):
@@ -156,7 +156,7 @@ def lockstep(
     pb = make_pyboy(rom_file, boot_file)
     gb = make_core(rom_file, boot_file)
     try:
-        return _run_pair(pb, gb, 0, frames, buttons, render_every)
+        return run_pair(pb, gb, 0, frames, buttons, render_every)
     finally:
         pb.stop(save=False)
 
@@ -186,7 +186,7 @@ def lockstep_from_pyboy_state(
         bad = compare_frame(at_frame - 1, pb, gb, True)
         if bad is not None:
             return 0, bad
-        return _run_pair(pb, gb, at_frame, frames, buttons, render_every)
+        return run_pair(pb, gb, at_frame, frames, buttons, render_every)
     finally:
         pb.stop(save=False)
 
@@ -233,7 +233,7 @@ def lockstep_from_state_bytes(
     try:
         pb.load_state(io.BytesIO(state))
         gb.load_pyboy_state(state)
-        return _run_pair(pb, gb, first_frame, frames, buttons, render_every)
+        return run_pair(pb, gb, first_frame, frames, buttons, render_every)
     finally:
         pb.stop(save=False)
 

@@ -180,3 +180,37 @@ def test_cli_runs_one_rom(capsys: pytest.CaptureFixture[str]) -> None:
 def test_unknown_rom_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown conformance ROM 'nope'"):
         run("nope")
+
+
+def test_a_rom_file_runs_in_lock_step(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "hello.gb").write_bytes(rom_path("hello").read_bytes())
+    assert conformance.main(["--rom-file", str(tmp_path), "--frames", "90"]) == 0
+    out = capsys.readouterr().out
+    assert "hello.gb: 90 frames vs PyBoy: identical" in out
+    assert "1 identical to PyBoy, 0 differ" in out
+
+
+def test_screen_text_reads_the_tile_map_as_ascii() -> None:
+    tiles = bytearray(0x400)
+    tiles[0:10] = b"cpu_instrs"
+    tiles[32 * 4:32 * 4 + 6] = b"Passed"
+    tiles[32 * 4 + 6] = 0x7F  # not printable: a space
+    tiles[32 * 4 + 25:32 * 4 + 28] = b"off"  # beyond the 20 visible columns
+    tiles[32 * 18:32 * 18 + 4] = b"gone"  # below the 18 visible rows
+    assert conformance.screen_text(bytes(tiles)) == "cpu_instrs\n\n\n\nPassed"
+
+
+def test_a_missing_rom_file_or_an_empty_folder_is_refused_before_running(tmp_path: Any) -> None:
+    with pytest.raises(SystemExit) as e:
+        conformance.main(["--rom-file", str(tmp_path / "nope.gb")])
+    assert e.value.code == 2
+    with pytest.raises(ValueError, match="the folder has no .gb file"):
+        conformance.rom_files([str(tmp_path)])
+
+
+def test_a_rom_file_with_a_bad_header_is_refused_naming_it(tmp_path: Any) -> None:
+    data = bytearray(rom_path("hello").read_bytes())
+    data[0x14D] ^= 0xFF  # the header checksum
+    (tmp_path / "bad.gb").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="checksum"):
+        conformance.run_file(tmp_path / "bad.gb", 10)
