@@ -34,9 +34,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from envport.envs.gameboy.lockstep import (
     ButtonSchedule,

@@ -204,7 +204,7 @@ def test_a_missing_rom_file_or_an_empty_folder_is_refused_before_running(tmp_pat
     with pytest.raises(SystemExit) as e:
         conformance.main(["--rom-file", str(tmp_path / "nope.gb")])
     assert e.value.code == 2
-    with pytest.raises(ValueError, match="the folder has no .gb file"):
+    with pytest.raises(ValueError, match=r"the folder has no \.gb file"):
         conformance.rom_files([str(tmp_path)])
 
 
