@@ -7,12 +7,12 @@ every frame (``hello``), with and without rendering:
 PyBoy and the single core run one process, one thread, ``tick(frames, render)`` (PyBoy renders
 only the last frame of a ``tick``, so the render rows tick one frame at a time on both). The batch
 rows step ``--batch`` emulators with Rayon on 1 and on 2 threads; beside them, PyBoy in one
-process per core (each its own emulator, started together; frames/s of all of them). Each row
-is timed both in wall-clock time and in process CPU time (all threads added up): on a machine
-shared with other jobs the CPU-time figure is the one that compares per core; thread scaling
-needs idle cores and the wall-clock figure. Ratios are to PyBoy on the same ROM and mode. Best of ``--repeats``.
-The last lines give the 2-thread batch's wall-clock speed-up over the 1-thread batch, with the
-load average read before and after the run (other jobs on the cores lower it).
+process per core (each its own emulator, started together; frames/s of all of them). Each row is
+timed both in wall-clock time and in process CPU time (all threads added up): on a machine shared
+with other jobs the CPU-time figure is the one that compares per core; thread scaling needs idle
+cores and the wall-clock figure. Ratios are to PyBoy on the same ROM and mode. Best of
+``--repeats``. The last lines give the 2-thread batch's wall-clock speed-up over the 1-thread
+batch, with the load average read before and after the run (other jobs on the cores lower it).
 """
 
 from __future__ import annotations
