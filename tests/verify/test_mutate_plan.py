@@ -75,3 +75,16 @@ def test_a_recorded_result_is_read_as_a_report_of_its_layer():
     failed = LayerResult("interaction", passed=False, failures=[])
     assert execute._first_failure(execute._Recorded(failed)) == ("interaction", "failed")
     assert execute._first_failure(execute._Recorded(LayerResult("interaction", True))) is None
+
+
+def test_list_names_every_module_of_the_plan_with_the_ids_only_takes(capsys):
+    from envport.cli import main
+
+    assert main(["mutate", "pokemon-gen1", "--list", "--operators", "compare"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    ids = [line.split()[0] for line in lines if " line " in line]
+    every = execute.generate_all(execute.translation_modules(spec("pokemon-gen1")), ("compare",))
+    assert ids == [m.mutant.id for m in every]
+    # each module of the plan with mutants appears, not only the first (engine.py)
+    assert {i.split(":")[0] for i in ids} == {m.mutant.module.rsplit(".", 1)[-1] for m in every}
+    assert len({i.split(":")[0] for i in ids}) > 1
