@@ -232,8 +232,9 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         err.print(f"[red]error:[/] {escape(str(e))}")
         return 2
     if args.list:
-        module = mutate.translation_module(spec)
-        for ms in mutate.generate(module, tuple(args.operators)):
+        # every module of the plan, with the ids `--only` takes (``engine:m001``...)
+        modules = mutate.translation_modules(spec)
+        for ms in mutate.generate_all(modules, tuple(args.operators)):
             m = ms.mutant
             console.print(escape(f"{m.id} line {m.line} {m.operator}: {m.description}: "
                                  f"`{m.original[:80]}`"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import types
 
+import numpy as np
 import pytest
 
 from envport.core.registry import spec
@@ -38,6 +39,11 @@ def test_a_bad_plan_is_refused_naming_what_is_wrong():
         execute.mutation_plan(_fake_spec({"modules": [], "speed": 1}))
     with pytest.raises(ValueError, match="unknown layers"):
         execute.mutation_plan(_fake_spec({"layers": ["interaction", "lockstep"]}))
+    with pytest.raises(ValueError, match="need recorded_interaction"):
+        execute.mutation_plan(_fake_spec({"interaction_sources": ["m:f"]}))
+    with pytest.raises(ValueError, match="'module:factory'"):
+        execute.mutation_plan(_fake_spec({"recorded_interaction": True,
+                                          "interaction_sources": ["no_colon"]}))
 
 
 def test_mutants_of_several_modules_have_distinct_ids_and_their_module():
@@ -75,3 +81,34 @@ def test_a_recorded_result_is_read_as_a_report_of_its_layer():
     failed = LayerResult("interaction", passed=False, failures=[])
     assert execute._first_failure(execute._Recorded(failed)) == ("interaction", "failed")
     assert execute._first_failure(execute._Recorded(LayerResult("interaction", True))) is None
+
+
+def test_list_names_every_module_of_the_plan_with_the_ids_only_takes(capsys):
+    from envport.cli import main
+
+    assert main(["mutate", "pokemon-gen1", "--list", "--operators", "compare"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    ids = [line.split()[0] for line in lines if " line " in line]
+    every = execute.generate_all(execute.translation_modules(spec("pokemon-gen1")), ("compare",))
+    assert ids == [m.mutant.id for m in every]
+    # each module of the plan with mutants appears, not only the first (engine.py)
+    assert {i.split(":")[0] for i in ids} == {m.mutant.module.rsplit(".", 1)[-1] for m in every}
+    assert len({i.split(":")[0] for i in ids}) > 1
+
+
+def test_an_interaction_source_adds_as_many_cases_again_from_its_own_resets():
+    s = spec("cartpole")
+    target = s.make_reference.target  # a second reference of the same kind as a source
+    plain = recorded.record(s, 20, seed=4)
+    both = recorded.record(s, 20, seed=4, sources=(target,))
+    assert len(both) == 40
+    name = target.rpartition(":")[2]
+    assert all(c.origin.startswith(f"{name}/") for c in both[20:])
+    # the run's own cases are unchanged by the source (a superset of the plain recording)
+    for a, b in zip(plain, both[:20], strict=True):
+        assert a.origin == b.origin
+        assert all(np.array_equal(a.state[k], b.state[k]) for k in a.state)
+    # the source's states are other states (its own seed), each with the reference's result
+    assert any(not np.array_equal(a.state[k], b.state[k])
+               for a, b in zip(both[:20], both[20:], strict=True) for k in a.state)
+    assert recorded.check(s, s.make(), both, 4).passed

@@ -122,6 +122,8 @@ class PokemonGen1(Environment[EnvState, PokemonParams]):
         "layers": ("interaction", "rollout"),
         "recorded_interaction": True,
         "eager": True,
+        # L2 cases also from teams with any supported move (the rare paths: mutation_states.py)
+        "interaction_sources": ("envport.envs.pokemon_gen1.mutation_states:any_move_reference",),
     }
 
     def __init__(self) -> None:

@@ -8,9 +8,14 @@ as the original (``equivalence``: the same traced programs in every mode, or a r
 hand); equivalent mutants are excluded from the kill rate (``report``).
 """
 
-from envport.verify.mutation.execute import run_mutation, translation_module
+from envport.verify.mutation.execute import (
+    generate_all,
+    run_mutation,
+    translation_module,
+    translation_modules,
+)
 from envport.verify.mutation.generate import OPERATORS, Mutant, MutantSource, generate, sample
 from envport.verify.mutation.report import MutationReport, render
 
-__all__ = ["OPERATORS", "Mutant", "MutantSource", "MutationReport", "generate", "render",
-           "run_mutation", "sample", "translation_module"]
+__all__ = ["OPERATORS", "Mutant", "MutantSource", "MutationReport", "generate", "generate_all",
+           "render", "run_mutation", "sample", "translation_module", "translation_modules"]

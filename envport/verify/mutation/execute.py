@@ -20,6 +20,7 @@ import importlib
 import inspect
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -159,20 +160,31 @@ def mutation_plan(spec: Any) -> dict[str, Any]:
     (:mod:`recorded`; for a reference too slow to step again for every mutant); ``eager``,
     the recorded L2 runs op by op (``jax.disable_jit``) where one XLA compilation of a large step
     costs more than running it uncompiled; the original must then pass the recorded L2 op by op
-    too (checked once per worker), so that a kill is the mutant's and not the mode's."""
+    too (checked once per worker), so that a kill is the mutant's and not the mode's;
+    ``interaction_sources``, ``"module:factory"`` references whose resets add recorded L2 cases
+    (:func:`recorded.record`; only with ``recorded_interaction``)."""
     cls = type(spec.make())
     plan = dict(getattr(cls, "mutation_plan", None) or {})
-    unknown = sorted(set(plan) - {"modules", "layers", "recorded_interaction", "eager"})
+    unknown = sorted(set(plan) - {"modules", "layers", "recorded_interaction", "eager",
+                                  "interaction_sources"})
     if unknown:
         raise ValueError(f"{cls.__name__}.mutation_plan: unknown keys {unknown}")
     layers = tuple(plan.get("layers") or LAYERS)
     bad = sorted(set(layers) - set(LAYERS))
     if bad:
         raise ValueError(f"{cls.__name__}.mutation_plan: unknown layers {bad}")
+    sources = tuple(plan.get("interaction_sources") or ())
+    if sources and not plan.get("recorded_interaction"):
+        raise ValueError(f"{cls.__name__}.mutation_plan: interaction_sources need "
+                         "recorded_interaction")
+    if any(":" not in x for x in sources):
+        raise ValueError(f"{cls.__name__}.mutation_plan: interaction_sources are "
+                         f"'module:factory' names, got {list(sources)}")
     return {"modules": list(plan.get("modules") or [cls.__module__]),
             "layers": tuple(x for x in LAYERS if x in layers),
             "recorded_interaction": bool(plan.get("recorded_interaction", False)),
-            "eager": bool(plan.get("eager", False))}
+            "eager": bool(plan.get("eager", False)),
+            "interaction_sources": sources}
 
 
 def translation_modules(spec: Any) -> list[Any]:
@@ -342,7 +354,8 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
         "max_mutants": max_mutants, "modes": [s.mode_name for s in mode_specs(spec)],
         "layers": list(plan["layers"]), "modules": plan["modules"],
         "recorded_interaction": plan["recorded_interaction"] and ray is None
-        and "interaction" in plan["layers"], "eager": plan["eager"]}
+        and "interaction" in plan["layers"], "eager": plan["eager"],
+        "interaction_sources": list(plan["interaction_sources"])}
     if ray is not None:
         settings["ray"] = ray
     report = MutationReport(env_name, ", ".join(inspect.getfile(m) for m in modules),
@@ -355,13 +368,17 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
             from envport.verify.mutation.recorded import record, save
 
             recorded = Path(tmp) / "interaction-cases.pkl"
-            save(record(spec, states, seed), recorded)
+            save(record(spec, states, seed, plan["interaction_sources"]), recorded)
+        # Run in a seeded random order (reported in source order): the verdicts of a run cut
+        # short are a random subsample of the sample, not the first module's mutants.
+        runs = list(chosen)
+        random.Random(seed).shuffle(runs)
         if ray is None:
             results = _Pool(env_name, digests, sizes, seed, Path(tmp), workers, chunk,
-                            timeout_s, plan["layers"], recorded, plan["eager"]).run(chosen)
+                            timeout_s, plan["layers"], recorded, plan["eager"]).run(runs)
         else:
             results = _ray_verdicts(ray, env_name, digests, sizes, seed, timeout_s,
-                                    chosen, plan["layers"])
+                                    runs, plan["layers"])
         for result in results:
             report.results.append(result)
             if progress:

@@ -7,7 +7,9 @@ process that starts the run, into the run's temporary folder (:func:`save`, :fun
 committed: each run records afresh from the live reference), and :func:`check` compares a
 mutant's translation on those cases: one vmapped, jitted transition over all of them, every
 field compared as L2 compares it. A translation opts in with ``mutation_plan =
-{"recorded_interaction": True, ...}`` on its class (``execute.mutation_plan``).
+{"recorded_interaction": True, ...}`` on its class (``execute.mutation_plan``), and may name
+``interaction_sources``: references of the same kind whose resets reach states L2's resets
+rarely do (Pokemon: teams with any supported move), each adding as many cases again.
 """
 
 from __future__ import annotations
@@ -20,15 +22,29 @@ from typing import Any
 from envport.verify.report import Failure, LayerResult
 
 
-def record(spec: Any, states: int, seed: int) -> list[Any]:
+def record(spec: Any, states: int, seed: int, sources: tuple[str, ...] = ()) -> list[Any]:
     """L2's cases of ``spec`` (default params) with the reference's results, as
-    ``check_interaction`` draws them for ``states`` and ``seed``."""
+    ``check_interaction`` draws them for ``states`` and ``seed``; then ``states`` more from each
+    of ``sources`` (the plan's ``interaction_sources``: ``"module:factory"`` of a reference of
+    the same kind whose resets reach other states, e.g. other teams), drawn the same way (L2's
+    policies and ``perturb``) from that reference's own resets, with its own seed."""
+    from envport.core.registry import lazy
+    from envport.core.seeds import derive_seed
     from envport.verify.interaction import sample_cases, step_reference
 
     ref = spec.make_reference()
     cases = sample_cases(spec, ref, states, seed)
     for c in cases:
         c.expected, c.tape = step_reference(ref, c.state, c.action)
+    for i, target in enumerate(sources):
+        source = lazy(target)()
+        name = target.rpartition(":")[2]
+        extra = sample_cases(spec, source, states, derive_seed(seed, 1000 + i))
+        for c in extra:
+            c.origin = f"{name}/{c.origin}"
+            # stepped by the run's reference: every reference of the process injects its states
+            c.expected, c.tape = step_reference(ref, c.state, c.action)
+        cases += extra
     return cases
 
 

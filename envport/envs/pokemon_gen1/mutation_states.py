@@ -1,0 +1,61 @@
+"""More L2 states for mutation scoring: Showdown battles of teams with any supported move.
+
+The ``gen1randombattle`` teams of L2's resets rarely carry the moves on the engine's rare paths
+(Bide, Super Fang, the OHKO moves, Counter, Mimic, Transform, Disable...), so a mutant there is
+seldom met by a recorded L2 state. :class:`AnyMoveReference` is the same Showdown reference
+(``env.ShowdownReference``: the same export, masks, tape, injection) whose resets play two teams
+of distinct species from all 151 (random-battle level where there is one, else 50-100), each with
+2-4 distinct moves drawn uniformly from the supported moves. The partial-trapping moves and
+Metronome (which can call them) are left out: for a state with a partial-trapping lock,
+Showdown's ``fromJSON`` rebuilds requests that differ from the live battle's (README, the known
+gap), so such a state cannot be injected unchanged, on the original engine or any mutant.
+
+Named by ``PokemonGen1.mutation_plan["interaction_sources"]``; the recorded L2 of a mutation run
+(``envport.verify.mutation.recorded.record``) draws its extra cases from it with L2's own
+policies and ``perturb``.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from envport.envs.pokemon_gen1 import moves as MV
+from envport.envs.pokemon_gen1 import state as S
+from envport.envs.pokemon_gen1 import tables as T
+from envport.envs.pokemon_gen1.env import ShowdownReference
+
+# Every supported move whose states Showdown injects back unchanged (see the module docstring).
+MOVES: tuple[str, ...] = tuple(
+    m for m in MV.SUPPORTED_MOVES if m not in MV.FAMILIES["trap"] + MV.FAMILIES["metronome"])
+
+
+def any_move_team(rng: random.Random, worker: object, size: int = 6) -> str:
+    """A packed team of ``size`` distinct species, each with 2-4 distinct moves of :data:`MOVES`."""
+    from envport.envs.pokemon_gen1.reference import gen1_set
+
+    team = []
+    for sp in rng.sample(sorted(T.SPECIES_IDS), size):
+        level = int(T.RANDOM_SETS.get(sp, {}).get("level", rng.randint(50, 100)))
+        team.append(gen1_set(sp, rng.sample(MOVES, rng.choice([2, 3, 4, 4])), level=level))
+    return worker.pack_team(team)  # type: ignore[attr-defined]
+
+
+class AnyMoveReference(ShowdownReference):
+    """:class:`env.ShowdownReference` whose ``reset(seed)`` plays :func:`any_move_team` teams
+    drawn from ``seed`` (the battle's LCG seed from it too, as the plain reset's)."""
+
+    def reset(self, seed: int) -> np.ndarray:
+        from envport.envs.pokemon_gen1.reference import seed_words
+
+        rng = random.Random(seed)
+        teams = (any_move_team(rng, self.battle.worker), any_move_team(rng, self.battle.worker))
+        self.battle.reset(teams=teams, battle_seed=seed_words(seed, 0))
+        self._tape = list(self.battle.tape_records())
+        self._refresh(np.zeros((2, S.TEAM_SIZE), bool))
+        return self._obs()
+
+
+def any_move_reference() -> AnyMoveReference:
+    return AnyMoveReference()

@@ -1,0 +1,52 @@
+"""The extra L2 source of pokemon-gen1's mutation plan: Showdown battles of any-move teams."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from envport.core.registry import spec
+from envport.envs.pokemon_gen1 import moves as MV
+from envport.envs.pokemon_gen1 import mutation_states as MS
+from envport.envs.pokemon_gen1 import tables as T
+from envport.verify.mutation import execute
+
+
+def test_the_plan_records_l2_cases_from_the_any_move_battles_too():
+    plan = execute.mutation_plan(spec("pokemon-gen1"))
+    assert plan["interaction_sources"] == (
+        "envport.envs.pokemon_gen1.mutation_states:any_move_reference",)
+
+
+def test_any_move_teams_leave_out_only_the_moves_whose_states_showdown_cannot_reinject():
+    left_out = set(MV.SUPPORTED_MOVES) - set(MS.MOVES)
+    assert left_out == set(MV.FAMILIES["trap"]) | set(MV.FAMILIES["metronome"])
+
+
+@pytest.fixture(scope="module")
+def any_move() -> MS.AnyMoveReference:
+    ref = MS.any_move_reference()
+    yield ref
+    ref.close()
+
+
+def test_any_move_battles_play_moves_off_the_pool_and_reinject_unchanged(any_move):
+    pool_moves = {T.MOVE_IDS[m] for m in T.POOL_MOVES if m in T.MOVE_IDS}
+    rng = np.random.default_rng(0)
+    off_pool = 0
+    for seed in (1, 2):
+        any_move.reset(seed)
+        state = any_move.get_state()
+        moves = set(state["team.moves"][state["team.present"]].ravel().tolist()) - {0}
+        assert moves <= {T.MOVE_IDS[m] for m in MS.MOVES}
+        off_pool += len(moves - pool_moves)
+        for _ in range(6):  # a few random legal turns, each state injected back as L2 does
+            if state["battle.ended"]:
+                break
+            action = [rng.choice(np.flatnonzero(state["mask"][p])) for p in (0, 1)]
+            any_move.step(np.asarray(action))
+            state = any_move.get_state()
+            any_move.set_state(state)  # raises if Showdown restores anything else
+            again = any_move.get_state()
+            assert all(np.array_equal(again[k], state[k]) for k in state)
+    assert off_pool > 0  # the point of the source: moves random-battle teams never carry
