@@ -376,7 +376,23 @@ class VsOpponent(Environment[Any, Any]):
             theirs = agents.heuristic_jax(state)[1]
         else:
             theirs = agents.random_jax(k_opp, state)[1]
+        return self._play(k_env, state, action, theirs, params)
+
+    def transition_against(self, state: Any, action: Array, draws: Any, opponent: Array,
+                           params: Any = None) -> StepResult:
+        """:meth:`transition` against the opponent ``OPPONENTS[opponent]`` given as a (traced)
+        index, so one compiled step serves battles against every opponent at once (the
+        evaluation's); both opponents' choices are computed, the index picks one."""
+        from envport.envs.pokemon_gen1 import agents
+
+        k_opp, k_env = jax.random.split(draws)
+        theirs = jnp.where(jnp.asarray(opponent) == OPPONENTS.index("heuristic"),
+                           agents.heuristic_jax(state)[1], agents.random_jax(k_opp, state)[1])
+        return self._play(k_env, state, action, theirs, params)
+
+    def _play(self, key: Array, state: Any, action: Array, theirs: Array, params: Any
+              ) -> StepResult:
         actions = jnp.stack([jnp.asarray(action, jnp.int32), theirs])
-        new, joint = self.game.step(k_env, state, actions, params)
+        new, joint = self.game.step(key, state, actions, params)
         return StepResult(new, joint.obs[0], joint.reward[0], joint.terminated, joint.truncated,
                           {"action_mask": joint.mask[0], "opponent_action": theirs})

@@ -22,7 +22,13 @@ import jax
 import numpy as np
 
 import envport
-from envport.train.backends import OPPONENT, check_backend, host_vector_env, translation
+from envport.train.backends import (
+    OPPONENT,
+    check_backend,
+    check_opponent,
+    host_vector_env,
+    translation,
+)
 from envport.train.config import PPOConfig
 from envport.train.ppo import Params, Policy, make_policy
 from envport.train.run import default_config, load_params
@@ -162,20 +168,40 @@ class Battles:
 def play_vs_opponent(name: str, opponent: str, params: Params, battles: int = 1000,
                      seed: int = 0, *, config: PPOConfig | None = None,
                      deterministic: bool = False, max_steps: int = 3000) -> Battles:
-    """``battles`` games at once of the policy ``params`` (network ``config``, default
-    ``SPEC.training``'s) as player 0 of ``name`` against the fixed JAX ``opponent``
-    (``envport.pettingzoo.VsOpponent``), choosing among the legal actions as in training
-    (sampled; ``deterministic``: the most likely). Each battle is played once to its end (no
-    reset: every battle counts once, short or long). RuntimeError if one is still running after
-    ``max_steps`` steps."""
+    """``battles`` games of the policy ``params`` as player 0 of ``name`` against the fixed
+    JAX ``opponent``: :func:`play_vs_opponents` with one opponent."""
+    return play_vs_opponents(name, params, {opponent: battles}, seed, config=config,
+                             deterministic=deterministic, max_steps=max_steps)[opponent]
+
+
+def play_vs_opponents(name: str, params: Params, battles: dict[str, int], seed: int = 0, *,
+                      config: PPOConfig | None = None, deterministic: bool = False,
+                      max_steps: int = 3000) -> dict[str, Battles]:
+    """Games of the policy ``params`` (network ``config``, default ``SPEC.training``'s) as
+    player 0 of ``name`` against fixed JAX opponents, ``battles[opponent]`` of each, all
+    stepped as one batch by one compiled step (``VsOpponent.transition_against``), choosing
+    among the legal actions as in training (sampled; ``deterministic``: the most likely). Each
+    battle is played once to its end (no reset: every battle counts once, short or long).
+    RuntimeError if one is still running after ``max_steps`` steps."""
     import time
 
     import jax.numpy as jnp
 
+    from envport.pettingzoo import OPPONENTS
     from envport.train.backends import action_mask_of
 
     t0 = time.perf_counter()
-    env = translation(name, **{OPPONENT: opponent})
+    if not battles:
+        raise ValueError("no opponent to play against")
+    for opponent, n in battles.items():
+        check_opponent(name, opponent, flag="opponent")
+        if n < 1:
+            raise ValueError(f"battles against {opponent} must be at least 1, got {n}")
+    # One environment serves every opponent (transition_against takes it per battle).
+    env = translation(name, **{OPPONENT: next(iter(battles))})
+    total = sum(battles.values())
+    which = jnp.asarray(np.concatenate([np.full(n, OPPONENTS.index(o), np.int32)
+                                        for o, n in battles.items()]))
     mask_of = action_mask_of(env)
     cfg = config or default_config(name)[0]
     env_params = env.default_params()
@@ -184,7 +210,7 @@ def play_vs_opponent(name: str, opponent: str, params: Params, battles: int = 10
 
     @jax.jit
     def start(key: jax.Array) -> tuple[Any, jax.Array]:
-        return jax.vmap(lambda k: env.reset(k, env_params))(jax.random.split(key, battles))
+        return jax.vmap(lambda k: env.reset(k, env_params))(jax.random.split(key, total))
 
     @jax.jit
     def step(params: Params, state: Any, obs: jax.Array, carry: jax.Array, first: jax.Array,
@@ -194,8 +220,8 @@ def play_vs_opponent(name: str, opponent: str, params: Params, battles: int = 10
         carry, dist, _ = policy.apply(params, carry, obs[None], first[None],
                                       None if mask is None else mask[None])
         action = (dist.mode() if deterministic else dist.sample(k_act))[0]
-        res = jax.vmap(lambda k, s, a: env.step(k, s, a, env_params))(
-            jax.random.split(k_env, battles), state, policy.env_action(action))
+        res = jax.vmap(lambda k, s, a, o: env.transition_against(s, a, k, o, env_params))(
+            jax.random.split(k_env, total), state, policy.env_action(action), which)
         # An ended battle stays as it ended (and scores once).
         state = jax.tree_util.tree_map(
             lambda old, new: jnp.where(done.reshape(done.shape + (1,) * (new.ndim - 1)), old,
@@ -207,31 +233,40 @@ def play_vs_opponent(name: str, opponent: str, params: Params, battles: int = 10
     params = jax.device_put(params)
     state, obs = start(jax.random.fold_in(jax.random.key(seed), 0))
     key = jax.random.fold_in(jax.random.key(seed), 1)
-    carry = policy.initial_carry(battles)
-    first = jnp.ones(battles, bool)
-    done, ret = jnp.zeros(battles, bool), jnp.zeros(battles, jnp.float32)
-    for n in range(1, max_steps + 1):
+    carry = policy.initial_carry(total)
+    first = jnp.ones(total, bool)
+    done, ret = jnp.zeros(total, bool), jnp.zeros(total, jnp.float32)
+    steps = 0
+    while steps < max_steps:
         state, obs, carry, first, done, ret, key = step(params, state, obs, carry, first, done,
                                                         ret, key)
-        if n % 16 == 0 and bool(done.all()):
+        steps += 1
+        if steps % 16 == 0 and bool(done.all()):
             break
     if not bool(done.all()):
-        raise RuntimeError(f"{int((~done).sum())} of {battles} battles still running after "
+        raise RuntimeError(f"{int((~done).sum())} of {total} battles still running after "
                            f"max_steps={max_steps} steps")
-    return Battles(opponent, np.asarray(ret, np.float64), n, time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    returns = np.asarray(ret, np.float64)
+    out, at = {}, 0
+    for o, n in battles.items():
+        out[o] = Battles(o, returns[at:at + n], steps, seconds)
+        at += n
+    return out
 
 
 def evaluate_run(run_dir: str | os.PathLike[str], opponents: tuple[str, ...] = ("random",
                  "heuristic"), battles: int = 1000, seed: int = 12345,
                  deterministic: bool = False) -> dict[str, Battles]:
-    """The trained policy of a fixed-opponent run against each of ``opponents``."""
+    """The trained policy of a fixed-opponent run against each of ``opponents``, ``battles``
+    games each (one batch, one compiled step)."""
     run, params = load_params(Path(run_dir))
     if OPPONENT not in run["env_kwargs"]:
         raise ValueError(f"{run_dir} was not trained against an opponent (env_kwargs "
                          f"{run['env_kwargs']})")
     cfg = PPOConfig.from_dict(run["ppo"])
-    return {o: play_vs_opponent(run["env"], o, params, battles, seed, config=cfg,
-                                deterministic=deterministic) for o in opponents}
+    return play_vs_opponents(run["env"], params, dict.fromkeys(opponents, battles), seed,
+                             config=cfg, deterministic=deterministic)
 
 
 def main(argv: list[str] | None = None) -> int:
