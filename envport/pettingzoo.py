@@ -23,7 +23,7 @@ environments' own functional cores (``env.reset`` / ``env.step``) with both play
 read off the same state:
 
 * ``pokemon-gen1``: simultaneous choices; the joint action is the env's ``int32[2]``, the
-  observations its ``[2, 350]`` rows and the masks ``info["action_mask"]``. A player with
+  observations its ``[2, 386]`` rows and the masks ``info["action_mask"]``. A player with
   nothing to choose (the other side's forced switch) has only ``NO_CHOICE`` (10) legal. A choice
   the mask does not allow plays the legal choice ``c mod n`` (the env's rule).
 * ``tcg-pocket``: turn-based; only the action of the player to act is applied (``to_act``), the
@@ -318,18 +318,27 @@ class VsOpponent(Environment[Any, Any]):
     the observation is player 0's row, the action ``Discrete(A)``, the reward player 0's, and
     ``info["action_mask"]`` player 0's mask (also in its observation). The opponent acts on the
     same state with ``agents.heuristic_jax`` or ``agents.random_jax``, from the step's key.
-    Jittable and vmappable like any envport environment (what ``envport train --opponent``
-    would build; see the task report for the wiring)."""
+    Jittable and vmappable like any envport environment; :meth:`action_mask` is the legal-action
+    hook masked PPO reads (``envport.train.backends.action_mask_of``). ``envport train ENV
+    --opponent NAME`` trains on it (``envport.train.backends.translation``)."""
 
     name = "pokemon-gen1-vs-opponent"
+    # The games it can play: simultaneous ones, where the opponent chooses on the same state.
+    GAMES: tuple[str, ...] = ("pokemon-gen1",)
 
     def __init__(self, name: str = "pokemon-gen1", opponent: str = "heuristic") -> None:
-        if name != "pokemon-gen1":
-            raise ValueError(f"VsOpponent plays simultaneous games: pokemon-gen1, not {name!r}")
-        if opponent not in OPPONENTS:
-            raise ValueError(f"opponent must be one of {list(OPPONENTS)}, got {opponent!r}")
+        self.check(name, opponent)
         self.game = two_player(name)
         self.opponent = opponent
+
+    @classmethod
+    def check(cls, name: str, opponent: str) -> None:
+        """ValueError unless ``name`` can be played against the fixed opponent ``opponent``."""
+        if name not in cls.GAMES:
+            raise ValueError(f"{name} has no fixed-opponent training: the games with one are "
+                             f"{', '.join(cls.GAMES)}")
+        if opponent not in OPPONENTS:
+            raise ValueError(f"opponent must be one of {', '.join(OPPONENTS)}, got {opponent!r}")
 
     def default_params(self) -> Any:
         return self.game.env.default_params()
@@ -351,6 +360,13 @@ class VsOpponent(Environment[Any, Any]):
     def sample_draws(self, key: Array, state: Any, params: Any = None) -> Array:
         return key
 
+    def action_mask(self, state: Any, params: Any = None) -> Array:
+        """Player 0's legal choices ``bool[A]`` at ``state`` (what ``info["action_mask"]`` of
+        the step that led there holds, and the mask columns of the observation)."""
+        from envport.envs.pokemon_gen1.env import masks_of
+
+        return masks_of(state.battle)[0]
+
     def transition(self, state: Any, action: Array, draws: Any, params: Any = None
                    ) -> StepResult:
         from envport.envs.pokemon_gen1 import agents
@@ -360,7 +376,23 @@ class VsOpponent(Environment[Any, Any]):
             theirs = agents.heuristic_jax(state)[1]
         else:
             theirs = agents.random_jax(k_opp, state)[1]
+        return self._play(k_env, state, action, theirs, params)
+
+    def transition_against(self, state: Any, action: Array, draws: Any, opponent: Array,
+                           params: Any = None) -> StepResult:
+        """:meth:`transition` against the opponent ``OPPONENTS[opponent]`` given as a (traced)
+        index, so one compiled step serves battles against every opponent at once (the
+        evaluation's); both opponents' choices are computed, the index picks one."""
+        from envport.envs.pokemon_gen1 import agents
+
+        k_opp, k_env = jax.random.split(draws)
+        theirs = jnp.where(jnp.asarray(opponent) == OPPONENTS.index("heuristic"),
+                           agents.heuristic_jax(state)[1], agents.random_jax(k_opp, state)[1])
+        return self._play(k_env, state, action, theirs, params)
+
+    def _play(self, key: Array, state: Any, action: Array, theirs: Array, params: Any
+              ) -> StepResult:
         actions = jnp.stack([jnp.asarray(action, jnp.int32), theirs])
-        new, joint = self.game.step(k_env, state, actions, params)
+        new, joint = self.game.step(key, state, actions, params)
         return StepResult(new, joint.obs[0], joint.reward[0], joint.terminated, joint.truncated,
                           {"action_mask": joint.mask[0], "opponent_action": theirs})

@@ -86,15 +86,56 @@ def is_host(name: str) -> bool:
     return envport.spec(name).host
 
 
+# The training option that turns a two-player game into one player's environment against a
+# fixed opponent (``envport train ENV --opponent NAME``; ``SPEC.training.env_kwargs``).
+OPPONENT = "opponent"
+
+
+def check_opponent(name: str, opponent: str, flag: str = "--opponent") -> None:
+    """ValueError naming ``flag`` unless ``name`` is a two-player game that can be trained
+    against the fixed opponent ``opponent`` (``envport.pettingzoo.VsOpponent``)."""
+    from envport.pettingzoo import VsOpponent
+
+    envport.spec(name)  # an unknown environment: UnknownEnvironmentError naming them
+    try:
+        VsOpponent.check(name, opponent)
+    except ValueError as e:
+        raise ValueError(f"{flag} {opponent}: {e}") from None
+
+
+def translation(name: str, **env_kwargs: Any) -> Any:
+    """What training steps as ``name``'s translation: ``envport.make(name, **env_kwargs)``,
+    or, with the option ``opponent`` (a two-player game), player 0 of the game against that
+    fixed JAX opponent (``envport.pettingzoo.VsOpponent(name, opponent)``)."""
+    if OPPONENT not in env_kwargs:
+        return envport.make(name, **env_kwargs)
+    from envport.pettingzoo import VsOpponent
+
+    rest = {k: v for k, v in env_kwargs.items() if k != OPPONENT}
+    if rest:
+        raise ValueError(f"{name} against an opponent takes no other options, got "
+                         f"{sorted(rest)}")
+    check_opponent(name, env_kwargs[OPPONENT], flag="opponent")
+    return VsOpponent(name, env_kwargs[OPPONENT])
+
+
+def action_mask_of(env: Any) -> Callable[[Any, Any], Any] | None:
+    """The environment's legal-action hook ``action_mask(state, params) -> bool[A]`` (through
+    an ``AutoReset``, whose state is the wrapped environment's), or None: PPO then samples
+    from every action, as before masks existed."""
+    inner = env.env if isinstance(env, AutoReset) else env
+    return getattr(inner, "action_mask", None)
+
+
 def translation_spaces(name: str, **env_kwargs: Any) -> tuple[Space, Space]:
     """The translation's (observation space, action space): the contract both backends'
     spaces are checked against. A JAX environment gives them from its default params, a host
     translation as attributes."""
-    translation = envport.make(name, **env_kwargs)
+    translation_ = translation(name, **env_kwargs)
     if is_host(name):
-        return translation.observation_space, translation.action_space
-    params = translation.default_params()
-    return translation.observation_space(params), translation.action_space(params)
+        return translation_.observation_space, translation_.action_space
+    params = translation_.default_params()
+    return translation_.observation_space(params), translation_.action_space(params)
 
 
 def vector_translation(name: str, num_envs: int, seed: int = 0, **env_kwargs: Any
@@ -234,10 +275,9 @@ def make_backend(name: str, kind: str, num_envs: int, seed: int = 0, **env_kwarg
     kind = check_backend(kind)
     obs_space, act_space = translation_spaces(name, **env_kwargs)
     if kind == "jax" and not is_host(name):
-        translation = envport.make(name, **env_kwargs)
+        env = translation(name, **env_kwargs)
         return Backend(name, kind, num_envs, seed, dict(env_kwargs), obs_space, act_space,
-                       env=AutoReset(translation),
-                       seeded_reset=seeded_reset(name, translation, num_envs))
+                       env=AutoReset(env), seeded_reset=seeded_reset(name, env, num_envs))
     if kind == "jax":
         vec, side = vector_translation(name, num_envs, seed, **env_kwargs), "batched translation"
     else:

@@ -79,21 +79,33 @@ def _fmt(x: Any, spec: str = ",.1f") -> str:
 def cmd_train(args: argparse.Namespace) -> int:
     """envport train ENV --backend jax|reference --steps N --seed S --out DIR"""
     from envport.train import load_run_config, train
+    from envport.train.backends import OPPONENT, check_opponent
+    from envport.train.run import default_config
 
     overrides = parse_set(args.set)
+    env_kwargs = None
+    if args.opponent is not None:
+        # Checked before anything is built or written: a bad value names the flag.
+        check_opponent(args.env, args.opponent)
+        if args.resume:
+            env_kwargs = dict(load_run_config(args.resume)["env_kwargs"])
+        else:
+            env_kwargs = default_config(args.env)[1]
+        env_kwargs[OPPONENT] = args.opponent
     if args.resume:
         saved = load_run_config(args.resume)
         if args.out and Path(args.out) != Path(args.resume):
             raise ValueError("--resume DIR continues the run in DIR; do not also give --out")
         backend = args.backend or saved["backend"]
         result = train(args.env, backend, steps=args.steps, seed=args.seed, out=args.resume,
-                       config_overrides=overrides or None, resume=True)
+                       config_overrides=overrides or None, resume=True, env_kwargs=env_kwargs)
     else:
         backend = args.backend or "jax"
         out = args.out or f"runs/{args.env}-{backend}"
         check_output(out, "--out", folder=True)
         result = train(args.env, backend, steps=args.steps, seed=args.seed, out=out,
-                       config_overrides=overrides or None, overwrite=args.overwrite)
+                       config_overrides=overrides or None, overwrite=args.overwrite,
+                       env_kwargs=env_kwargs)
     table = Table(title=f"envport train {result.env} ({result.backend} backend)")
     table.add_column("")
     table.add_column("value", justify="right")
@@ -192,6 +204,10 @@ def register(subparsers: Any) -> dict[str, Handler]:
                                  "event files (view them: tensorboard --logdir runs)")
     t.add_argument("--resume", metavar="DIR", help="continue the run in DIR exactly")
     t.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
+    t.add_argument("--opponent", metavar="NAME",
+                   help="two-player games (pokemon-gen1): train player 0 against this fixed "
+                        "opponent, heuristic or random (default: the environment's "
+                        "SPEC.training.env_kwargs); the policy samples legal actions only")
     t.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="PPO hyperparameter override, e.g. --set lr=1e-3 --set "
                         "hidden_sizes=128,128 (repeatable)")

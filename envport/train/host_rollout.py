@@ -41,6 +41,12 @@ class HostTrainer:
     ``EnvSpec.backend == "host"`` environment, see ``backends.make_backend``)."""
 
     def __init__(self, prog: Program, kind: str = "reference") -> None:
+        if prog.masked:
+            # The host batch would have to return its legal masks with each observation (a
+            # HostVectorEnv.action_masks()), and host_act take them: not wired yet.
+            raise ValueError(f"{prog.name}: the {kind!r} backend steps a host batch, which has "
+                             "no action masks yet; masked PPO (an opponent's game) trains on "
+                             "the JAX backend only")
         self.prog = prog
         self.kind = kind
         self.cfg = prog.cfg

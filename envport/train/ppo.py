@@ -45,8 +45,21 @@ Array = jax.Array
 Params = Any
 
 # ============================================================================ 1. network
+# The logit of an action the mask forbids: exp(MASKED_LOGIT - max) is exactly 0 in float32, so
+# such an action is never sampled and adds nothing to the entropy or the gradient, and an
+# all-illegal row (never fed to a mask-aware env) stays finite rather than NaN.
+MASKED_LOGIT = -1e9
+
+
 class Categorical(NamedTuple):
-    logits: Array
+    logits: Array  # already masked (MASKED_LOGIT) where ``mask`` is given
+    mask: Array | None = None  # bool, legal actions; None: every action is legal
+
+    @classmethod
+    def masked(cls, logits: Array, mask: Array | None) -> Categorical:
+        if mask is None:
+            return cls(logits)
+        return cls(jnp.where(mask, logits, MASKED_LOGIT), mask)
 
     def sample(self, key: Array) -> Array:
         return jax.random.categorical(key, self.logits).astype(jnp.int32)
@@ -57,7 +70,10 @@ class Categorical(NamedTuple):
 
     def entropy(self) -> Array:
         logp = jax.nn.log_softmax(self.logits)
-        return -jnp.sum(jnp.exp(logp) * logp, axis=-1)
+        plogp = jnp.exp(logp) * logp
+        if self.mask is not None:  # the entropy of the distribution over the legal actions
+            plogp = jnp.where(self.mask, plogp, 0.0)
+        return -jnp.sum(plogp, axis=-1)
 
     def mode(self) -> Array:
         return jnp.argmax(self.logits, axis=-1).astype(jnp.int32)
@@ -159,14 +175,18 @@ class Policy:
         obs = jnp.zeros((1, 1, *self.obs_shape), jnp.float32)
         return self.net.init(key, self.initial_carry(1), obs, jnp.ones((1, 1), jnp.bool_))
 
-    def apply(self, params: Params, carry: Array, obs: Array, first: Array
-              ) -> tuple[Array, Distribution, Array]:
+    def apply(self, params: Params, carry: Array, obs: Array, first: Array,
+              mask: Array | None = None) -> tuple[Array, Distribution, Array]:
+        """``mask`` (bool ``[T, B, A]``, discrete actions only): the legal actions; the others
+        get :data:`MASKED_LOGIT`. None (environments without masks): the plain head."""
         carry, head, value = cast(tuple[Array, Any, Array],
                                   self.net.apply(params, carry, obs, first))
         if self.net.continuous:
+            if mask is not None:
+                raise ValueError("action masks apply to discrete actions only")
             mean, log_std = head
             return carry, DiagGaussian(mean, log_std), value
-        return carry, Categorical(head), value
+        return carry, Categorical.masked(head, mask), value
 
     def env_action(self, raw: Array) -> Array:
         """What the environment receives. A Gaussian sample is clipped to the Box (its
@@ -206,6 +226,9 @@ class Transition(NamedTuple):
     value: Array
     reward: Array
     done: Array  # the episode ended on this step (terminated or truncated)
+    # bool [..., A]: the legal actions at obs (environments with an ``action_mask``); None
+    # otherwise, so an unmasked run's trajectory, and its compiled update, are unchanged.
+    mask: Array | None = None
 
 
 def make_optimizer(cfg: PPOConfig) -> optax.GradientTransformation:
@@ -255,7 +278,7 @@ def make_learn(policy: Policy, cfg: PPOConfig, tx: optax.GradientTransformation
 
     def loss_fn(params: Params, carry: Array, tr: Transition, adv: Array, target: Array
                 ) -> tuple[Array, dict[str, Array]]:
-        _, dist, value = policy.apply(params, carry, tr.obs, tr.first)
+        _, dist, value = policy.apply(params, carry, tr.obs, tr.first, tr.mask)
         logp = dist.log_prob(tr.action)
         log_ratio = logp - tr.logp
         ratio = jnp.exp(log_ratio)
@@ -351,11 +374,14 @@ class Runner(NamedTuple):
     key: Array
 
 
-def make_rollout(env: Environment, policy: Policy, num_steps: int
+def make_rollout(env: Environment, policy: Policy, num_steps: int,
+                 action_mask: Callable[[Any, Any], Array] | None = None
                  ) -> Callable[..., tuple[Any, ...]]:
     """``rollout(params, env_state, obs, first, carry, ep_return, ep_length, key)``: ``num_steps``
     steps of this device's environments (``env`` auto-resets), sampling actions from the
-    policy. Returns ``(env_state, obs, first, carry, ep_return, ep_length, key, k_learn, traj,
+    policy; with ``action_mask`` (``(state, params) -> bool[A]`` of one unwrapped environment
+    state, see ``backends.action_mask_of``) only among the legal actions. Returns
+    ``(env_state, obs, first, carry, ep_return, ep_length, key, k_learn, traj,
     episode stats)``: what the next rollout starts from, the key of the update, the (T, n)
     trajectory and the statistics of the episodes that ended."""
     env_params = env.default_params()
@@ -370,7 +396,10 @@ def make_rollout(env: Environment, policy: Policy, num_steps: int
         def env_step(c: tuple, _: None) -> tuple[tuple, tuple]:
             env_state, obs, first, h, ep_ret, ep_len, key = c
             key, k_act, k_env = jax.random.split(key, 3)
-            h, dist, value = policy.apply(params, h, obs[None], first[None])
+            mask = (None if action_mask is None
+                    else jax.vmap(lambda s: action_mask(s, env_params))(env_state))
+            h, dist, value = policy.apply(params, h, obs[None], first[None],
+                                          None if mask is None else mask[None])
             raw = dist.sample(k_act)
             logp = dist.log_prob(raw)[0]
             raw = raw[0]
@@ -378,7 +407,7 @@ def make_rollout(env: Environment, policy: Policy, num_steps: int
             done = res.terminated | res.truncated
             ep_ret, ep_len = ep_ret + res.reward, ep_len + 1
             tr = Transition(obs.astype(jnp.float32), first, raw, logp, value[0],
-                            res.reward.astype(jnp.float32), done)
+                            res.reward.astype(jnp.float32), done, mask)
             finished = (done, ep_ret, ep_len)
             ep_ret, ep_len = jnp.where(done, 0.0, ep_ret), jnp.where(done, 0, ep_len)
             return (res.state, res.obs, done, h, ep_ret, ep_len, key), (tr, finished)

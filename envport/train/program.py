@@ -28,8 +28,15 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from envport.core.spaces import Box
-from envport.train.backends import Backend, make_backend, translation_spaces
+import envport
+from envport.core.spaces import Box, Discrete
+from envport.train.backends import (
+    Backend,
+    action_mask_of,
+    make_backend,
+    translation,
+    translation_spaces,
+)
 from envport.train.config import PPOConfig
 from envport.train.ppo import (
     AXIS,
@@ -101,6 +108,10 @@ class Program:
         self.mesh = Mesh(np.array(devices), (AXIS,))
         # The spaces from the translation (the reference's are checked equal in make_backend).
         self.policy = make_policy(cfg, *translation_spaces(name, **env_kwargs))
+        # Masked PPO where the translation has an ``action_mask`` hook (two-player games
+        # against an opponent): the trajectory then carries the masks (Transition.mask).
+        self.masked = (not envport.spec(name).host
+                       and action_mask_of(translation(name, **env_kwargs)) is not None)
         self.tx = make_optimizer(cfg)
         self._compiled: dict[str, Any] = {}
 
@@ -168,8 +179,11 @@ class Program:
                   else np.zeros((t, n), np.int32))
         f32, flag = np.zeros((t, n), np.float32), np.zeros((t, n), np.bool_)
         obs = np.zeros((t, n, *self.policy.obs_shape), np.float32)
-        return Transition(*(jax.device_put(x, self.sharding(TIME_BAT))
-                            for x in (obs, flag, action, f32, f32, f32, flag)))
+        fields: list[np.ndarray] = [obs, flag, action, f32, f32, f32, flag]
+        if self.masked:
+            assert isinstance(space, Discrete)
+            fields.append(np.zeros((t, n, space.n), np.bool_))
+        return Transition(*(jax.device_put(x, self.sharding(TIME_BAT)) for x in fields))
 
     def learn(self, train: TrainState) -> Any:
         """The compiled PPO update (:func:`make_learn` over the devices), for both backends."""
@@ -196,7 +210,7 @@ class Program:
             r = RUNNER_SPECS
             env = self.backend.env
             assert env is not None
-            body = make_rollout(env, self.policy, self.cfg.num_steps)
+            body = make_rollout(env, self.policy, self.cfg.num_steps, action_mask_of(env))
             fn = self._shard_jit(body, (r.train, *r[1:]),
                                  (*r[1:], REP, TIME_BAT, REP))
             return fn.lower(runner.train.params, *runner[1:]).compile()

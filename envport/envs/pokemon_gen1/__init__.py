@@ -20,7 +20,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from envport.core.registry import Benchmark, EnvSpec, Verification, lazy
+from envport.core.registry import Benchmark, EnvSpec, Training, Verification, lazy
+from envport.envs.pokemon_gen1 import training as _training
 
 _make = lazy("envport.envs.pokemon_gen1.env:PokemonGen1")
 _make_reference = lazy("envport.envs.pokemon_gen1.env:ShowdownReference")
@@ -72,5 +73,8 @@ SPEC = EnvSpec(
     benchmark=Benchmark(
         reference_throughput=lazy("envport.envs.pokemon_gen1.bench:reference_throughput"),
         batch_sizes=(1, 16, 256, 1024, 4096)),
+    # PPO as player 0 against a fixed opponent (envport.pettingzoo.VsOpponent, built by
+    # envport.train.backends.translation from the ``opponent`` option; --opponent overrides).
+    training=Training(ppo=_training.PPO, env_kwargs=_training.ENV_KWARGS),
     status="verified (supported moves only)",
 )

@@ -153,7 +153,8 @@ def resolve(choices: Any, masks: Any, xp: Any = np) -> Any:
 
 # ---- the observation -----------------------------------------------------------------------------
 
-OWN_MON = 6 + N_STATUS + 4 + 4 + 5 + 2  # flags, species, level, hp; status; moves; pp; stats; types
+# flags, species, level, hp; status; moves; pp; stats; types; team position (one-hot)
+OWN_MON = 6 + N_STATUS + 4 + 4 + 5 + 2 + S.TEAM_SIZE
 OPP_MON = 6 + N_STATUS + 4  # seen, active, fainted, species, level, hp; status; revealed moves
 ACTIVE = 7 + N_VOL  # stages, volatiles
 OBS_SIZE = S.TEAM_SIZE * OWN_MON + ACTIVE + S.TEAM_SIZE * OPP_MON + ACTIVE + E.N_CHOICES + 1
@@ -195,9 +196,14 @@ def _side_view(flat: Mapping[str, Any], s: int, own: bool, seen: Any, xp: Any) -
         _f(status_1h & shown[:, None], xp),
     ]
     if own:
+        # Showdown's current position: what ``switch N`` (choice SWITCH + N - 1) counts, so
+        # a policy can tell which Pokemon each switch choice brings in. Own side only: the
+        # opponent's order is not shown to the player.
+        position = xp.asarray(flat["team.position"])[s].astype(np.int32)
         cols += [_scale(moves, T.N_MOVES, xp), _f(pp, xp) / _f(xp.maximum(maxpp, 1), xp),
                  _scale(xp.asarray(flat["team.stats"])[s], 1000, xp),
-                 _scale(xp.asarray(flat["team.types"])[s], T.N_TYPES, xp)]
+                 _scale(xp.asarray(flat["team.types"])[s], T.N_TYPES, xp),
+                 _f((position[:, None] == xp.arange(S.TEAM_SIZE)) & present[:, None], xp)]
     else:
         revealed = (moves > 0) & (pp < maxpp) & shown[:, None]
         cols += [_scale(xp.where(revealed, moves, 0), T.N_MOVES, xp)]
@@ -210,7 +216,8 @@ def _side_view(flat: Mapping[str, Any], s: int, own: bool, seen: Any, xp: Any) -
 
 def observe(flat: Mapping[str, Any], masks: Any, xp: Any = np) -> Any:
     """``float32[2, OBS_SIZE]``: player p's row is its own side (team in original order, every
-    field), its active's stages and volatiles, the opponent's team as revealed to p (``seen``
+    field, with each member's current position one-hot), its active's stages and volatiles,
+    the opponent's team as revealed to p (``seen``
     species; moves whose PP dropped; HP fraction, status, fainted of seen Pokemon), the
     opponent's active stages and volatiles, p's legal mask (``masks[p]``) and turn / 1000."""
     seen = xp.asarray(flat["seen"])
