@@ -38,6 +38,7 @@ SPEC = EnvSpec(
         legal_action=lazy(f"{_SUPPORT}:legal_action"),
         scripted_action=lazy(f"{_SUPPORT}:scripted_action"),
         state_bins=lazy(f"{_SUPPORT}:state_bins"),
+        perturb=lazy(f"{_SUPPORT}:perturb"),
         # A game ends by the turn limit at the latest; 200 games here (random legal and
         # heuristic players) took 62 actions on average and 89 at most.
         max_rollout_steps=1000,
