@@ -13,9 +13,30 @@ legal and scripted actions, the random events and the benchmark's hooks.
 
 from __future__ import annotations
 
+from typing import Any
+
 from envport.core.registry import Benchmark, EnvSpec, Tolerance, Verification, lazy
 
 _SUPPORT = "envport.envs.tcg_pocket.spec_support"
+_CHECKS = ("template:status", "template:coin_status", "template:heal_self",
+           "template:discard_energy", "template:recoil", "template:multi_coin",
+           "template:coin_bonus", "template:coin_fail", "template:flip_until_tails",
+           "template:all_heads_bonus", "template:coin_bonus_or_recoil", "checkup:poisoned",
+           "checkup:burned", "checkup:asleep", "checkup:paralyzed", "checkup:confused")
+
+
+def _components() -> dict[str, Any]:
+    """L1's checks per attack template and per Special Condition (``components.py``), named
+    here so that listing environments imports no engine; each imports its check when run."""
+
+    def check(name: str) -> Any:
+        def run() -> None:
+            from envport.envs.tcg_pocket.components import components
+
+            components()[name]()
+        return run
+
+    return {name: check(name) for name in _CHECKS}
 
 
 SPEC = EnvSpec(
@@ -45,6 +66,7 @@ SPEC = EnvSpec(
         sample_reference_events=lazy(f"{_SUPPORT}:reference_events"),
         sample_translation_events=lazy(f"{_SUPPORT}:translation_events"),
         rollout_distribution=lazy("envport.verify.rollout_distribution_games:tcg_settings"),
+        components=_components(),
     ),
     benchmark=Benchmark(
         reference_throughput=lazy(f"{_SUPPORT}:reference_throughput"),

@@ -124,3 +124,13 @@ def test_perturbed_l2_states_are_states_the_reference_plays_on(spec):
             ref.step(int(rng.choice(np.flatnonzero(mask))))
     assert changed >= 50 and attack_ready >= 10 and burned_or_confused >= 3, (
         changed, attack_ready, burned_or_confused)
+
+
+def test_l1_components_cover_every_template_and_condition(spec):
+    """``SPEC`` names one L1 check per attack template of the pool and per Special Condition,
+    the checks ``components.py`` defines (they run under ``pytest -m slow``)."""
+    from envport.envs.tcg_pocket.components import CONDITIONS, components
+    from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES
+
+    want = {f"template:{t}" for t in STATUS_TEMPLATES} | {f"checkup:{c}" for c in CONDITIONS}
+    assert set(spec.verification.components) == want == set(components())
