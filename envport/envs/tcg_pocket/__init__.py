@@ -46,7 +46,8 @@ SPEC = EnvSpec(
              "Abilities"),
     reference=("envport's Python rules engine of shared/specs/tcg-pocket.md "
                "(envport.envs.tcg_pocket.reference, pool='status')"),
-    make=lazy("envport.envs.tcg_pocket.jax_engine.jax_env:TcgPocket"),
+    # The loop's engine, its resets dealing the reference's status decks (dealt.py).
+    make=lazy("envport.envs.tcg_pocket.dealt:StatusDealtTcgPocket"),
     make_reference=lazy(f"{_SUPPORT}:make_reference"),
     make_bridge=lazy("envport.envs.tcg_pocket.jax_engine.bridge:TcgPocketBridge"),
     status="in progress",

@@ -12,6 +12,8 @@ step changes: L2 and L3 never call ``reset``.
 
 from __future__ import annotations
 
+from functools import cache
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -27,9 +29,11 @@ N_DECKS = 512
 DECK_SEED = 20261201  # the decks are the same in every process
 
 
+@cache
 def status_decks(n: int = N_DECKS, seed: int = DECK_SEED) -> tuple[np.ndarray, np.ndarray]:
     """(card ids int16[n, 20], Energy type indices int8[n, 3] padded with -1) of ``n`` decks
-    of the ``status`` pool, as the reference deals them (``derive_seed(seed, i)``)."""
+    of the ``status`` pool, as the reference deals them (``derive_seed(seed, i)``); built once
+    per process (~2 s)."""
     from envport.envs.tcg_pocket.cards import ENERGY_INDEX
     from envport.envs.tcg_pocket.deck import random_status_deck
     from envport.envs.tcg_pocket.encode import CARD_ID

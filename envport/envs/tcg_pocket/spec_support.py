@@ -259,16 +259,17 @@ def reference_events(n: int, seed: int) -> dict[str, np.ndarray]:
 
 
 def translation_events(n: int, seed: int) -> dict[str, np.ndarray]:
-    """The same events from the JAX engine: its own resets (``TcgPocket.reset``) and its
+    """The same events from the JAX engine: its own resets (``SPEC``'s ``make``, dealing
+    ``status`` decks) and its
     generator (``jax_engine/rng.py``) seeded from JAX keys."""
     import jax
     import jax.numpy as jnp
 
     from envport.core.seeds import derive_key
+    from envport.envs.tcg_pocket.dealt import StatusDealtTcgPocket
     from envport.envs.tcg_pocket.jax_engine import rng as R
-    from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
 
-    env = TcgPocket()
+    env = StatusDealtTcgPocket()
     states, _ = jax.jit(jax.vmap(env.reset))(jax.random.split(derive_key(seed), n))
 
     def draws(seed_word: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
