@@ -13,9 +13,30 @@ legal and scripted actions, the random events and the benchmark's hooks.
 
 from __future__ import annotations
 
+from typing import Any
+
 from envport.core.registry import Benchmark, EnvSpec, Tolerance, Verification, lazy
 
 _SUPPORT = "envport.envs.tcg_pocket.spec_support"
+_CHECKS = ("template:status", "template:coin_status", "template:heal_self",
+           "template:discard_energy", "template:recoil", "template:multi_coin",
+           "template:coin_bonus", "template:coin_fail", "template:flip_until_tails",
+           "template:all_heads_bonus", "template:coin_bonus_or_recoil", "checkup:poisoned",
+           "checkup:burned", "checkup:asleep", "checkup:paralyzed", "checkup:confused")
+
+
+def _components() -> dict[str, Any]:
+    """L1's checks per attack template and per Special Condition (``components.py``), named
+    here so that listing environments imports no engine; each imports its check when run."""
+
+    def check(name: str) -> Any:
+        def run() -> None:
+            from envport.envs.tcg_pocket.components import components
+
+            components()[name]()
+        return run
+
+    return {name: check(name) for name in _CHECKS}
 
 
 SPEC = EnvSpec(
@@ -25,7 +46,8 @@ SPEC = EnvSpec(
              "Abilities"),
     reference=("envport's Python rules engine of shared/specs/tcg-pocket.md "
                "(envport.envs.tcg_pocket.reference, pool='status')"),
-    make=lazy("envport.envs.tcg_pocket.jax_engine.jax_env:TcgPocket"),
+    # The loop's engine, its resets dealing the reference's status decks (dealt.py).
+    make=lazy("envport.envs.tcg_pocket.dealt:StatusDealtTcgPocket"),
     make_reference=lazy(f"{_SUPPORT}:make_reference"),
     make_bridge=lazy("envport.envs.tcg_pocket.jax_engine.bridge:TcgPocketBridge"),
     status="in progress",
@@ -38,12 +60,14 @@ SPEC = EnvSpec(
         legal_action=lazy(f"{_SUPPORT}:legal_action"),
         scripted_action=lazy(f"{_SUPPORT}:scripted_action"),
         state_bins=lazy(f"{_SUPPORT}:state_bins"),
+        perturb=lazy(f"{_SUPPORT}:perturb"),
         # A game ends by the turn limit at the latest; 200 games here (random legal and
         # heuristic players) took 62 actions on average and 89 at most.
         max_rollout_steps=1000,
         sample_reference_events=lazy(f"{_SUPPORT}:reference_events"),
         sample_translation_events=lazy(f"{_SUPPORT}:translation_events"),
         rollout_distribution=lazy("envport.verify.rollout_distribution_games:tcg_settings"),
+        components=_components(),
     ),
     benchmark=Benchmark(
         reference_throughput=lazy(f"{_SUPPORT}:reference_throughput"),

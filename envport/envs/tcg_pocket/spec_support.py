@@ -87,6 +87,153 @@ def state_bins(state: Mapping[str, np.ndarray]) -> tuple:
             tuple((state["damage"][:, 0] // 30).tolist()))
 
 
+# ---------------------------------------------------------------- L2 state sources
+CONDITION_NAMES = ("poisoned", "burned", "asleep", "paralyzed", "confused")  # encode order
+EXCLUSIVE = (2, 3, 4)  # Asleep, Paralyzed, Confused replace each other (spec 9.1)
+S_MAIN = 1  # encode.STAGES.index("main")
+
+
+def _hp() -> np.ndarray:
+    """HP by card id (0: no card), from the reference's card table."""
+    if "hp" not in _PRIVATE:
+        from envport.envs.tcg_pocket.encode import _TABLE, CARD_NAMES
+
+        _PRIVATE["hp"] = np.array([0] + [int(_TABLE[n].hp or 0) for n in CARD_NAMES])
+    return _PRIVATE["hp"]
+
+
+def _in_play(state: Mapping[str, np.ndarray]) -> list[tuple[int, int]]:
+    return [(p, k) for p in range(2) for k in range(state["stack"].shape[1])
+            if state["stack"][p, k, 0] > 0]
+
+
+def _condition(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
+    p = int(rng.integers(2))
+    if s["stack"][p, 0, 0] == 0:
+        return
+    c = int(rng.integers(len(CONDITION_NAMES)))
+    if c in EXCLUSIVE:
+        s["conditions"][p, 0, list(EXCLUSIVE)] = False
+    s["conditions"][p, 0, c] = True
+
+
+def _damage(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
+    slots = _in_play(s)
+    p, k = slots[int(rng.integers(len(slots)))]
+    top = int(s["stack"][p, k][s["stack"][p, k] > 0][-1])
+    hp = int(_hp()[top])
+    s["damage"][p, k] = 10 * int(rng.integers(max(hp // 10, 1)))  # below the HP: still in play
+
+
+def _energy(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
+    slots = _in_play(s)
+    p, k = slots[int(rng.integers(len(slots)))]
+    types = s["energy_types"][p][s["energy_types"][p] >= 0]
+    if len(types):
+        s["energy"][p, k, int(rng.choice(types))] += int(rng.integers(1, 3))
+
+
+def _points(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
+    s["points"][:] = np.maximum(s["points"], rng.integers(0, 3, 2))  # one Knock Out from a win
+
+
+def _late_turn(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
+    """Near the turn limit (the default 30), keeping the turn's parity (who moves first)."""
+    turn = int(s["turn"])
+    if turn < 27:
+        s["turn"] = np.asarray(turn + 2 * ((29 - turn) // 2 + int(rng.integers(0, 2))),
+                               s["turn"].dtype)
+
+
+def _move(src: np.ndarray, dst: np.ndarray, n: int) -> None:
+    """The first ``n`` cards of zone ``src`` to the end of zone ``dst`` (zones: ids, then 0)."""
+    cards, rest = src[src > 0], dst[dst > 0]
+    n = min(n, len(cards), len(dst) - len(rest))
+    moved = np.concatenate([rest, cards[:n]])
+    left = cards[n:]
+    src[:] = 0
+    src[:len(left)] = left
+    dst[:] = 0
+    dst[:len(moved)] = moved
+
+
+def _full_hand(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
+    """A hand at (or one below) the hand limit of 10: cards drawn from the deck's top."""
+    p = int(rng.integers(2))
+    _move(s["deck"][p], s["hand"][p], 10 - int(rng.integers(0, 2)) - int((s["hand"][p] > 0).sum()))
+
+
+def _thin_deck(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
+    """A deck of 0 or 1 cards left: the rest discarded (the empty-deck draw)."""
+    p = int(rng.integers(2))
+    _move(s["deck"][p], s["discard"][p], int((s["deck"][p] > 0).sum()) - int(rng.integers(0, 2)))
+
+
+def _attackers() -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each Pokémon of the pool with an attack effect: its evolution stack (card ids, bottom
+    first) and the Energy per type that pays every one of its attacks."""
+    if "attackers" not in _PRIVATE:
+        from envport.envs.tcg_pocket.cards import ENERGY_INDEX
+        from envport.envs.tcg_pocket.deck import status_pokemon
+        from envport.envs.tcg_pocket.encode import _TABLE, CARD_ID
+
+        out = []
+        for name in status_pokemon(_TABLE):
+            card = _TABLE[name]
+            if all(a.effect is None and a.damage_mode == "" for a in card.attacks):
+                continue
+            chain = [name]
+            while _TABLE[chain[0]].evolves_from in _TABLE:
+                chain.insert(0, str(_TABLE[chain[0]].evolves_from))
+            stack = np.zeros(3, np.int16)
+            stack[:len(chain)] = [CARD_ID[n] for n in chain]
+            energy = np.zeros(len(ENERGY_INDEX), np.int8)
+            for a in card.attacks:
+                need = np.zeros_like(energy)
+                for symbol in a.cost:
+                    # Colorless paid with the card's own type, so one type pays it all
+                    need[ENERGY_INDEX.get(symbol, ENERGY_INDEX.get(str(card.type), 0))] += 1
+                energy = np.maximum(energy, need)
+            out.append((stack, energy))
+        _PRIVATE["attackers"] = out
+    return _PRIVATE["attackers"]
+
+
+def _ready_attacker(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
+    """The player to move's Active replaced by a Pokémon of the pool with an attack effect (its
+    whole evolution line), its Energy paying each of its attacks, its damage kept below its
+    HP: every attack template of the pool from states random play seldom builds (a Stage 2
+    with its Energy; a chosen attack with the defender's damage and conditions as they are)."""
+    p = int(s["current"])
+    stack, energy = _attackers()[int(rng.integers(len(_attackers())))]
+    s["stack"][p, 0] = stack
+    s["energy"][p, 0] = energy + (rng.random(energy.shape) < 0.1)  # sometimes a spare Energy
+    s["damage"][p, 0] = 10 * int(rng.integers(max(int(_hp()[stack[stack > 0][-1]]) // 10, 1)))
+
+
+PERTURBATIONS = (_condition, _damage, _energy, _points, _late_turn, _full_hand, _thin_deck,
+                 _ready_attacker, _ready_attacker)
+
+
+def perturb(state: Mapping[str, np.ndarray], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """A nearby state of a game in progress that random and heuristic play rarely reach: one
+    to three of the player to move's Active replaced by an attack-ready Pokémon with an attack
+    effect (twice as likely as each other change), a Special Condition on an Active (Burned
+    and Confused included, which no A1 attack of the pool inflicts, so only this source
+    reaches the Checkup's Burn and Confusion's coin), damage below an in-play Pokémon's HP,
+    Energy of a declared type attached, points one Knock Out from a win, a turn near the turn
+    limit, a hand at the hand limit, an (almost) empty deck. Only a state of the main stage
+    with no decision pending is changed (elsewhere the fields constrain each other more than
+    these rules know); every changed state is one the rules could reach with other decks."""
+    s = {k: np.array(v, copy=True) for k, v in state.items()}
+    if int(s["stage"]) != S_MAIN or (s["pending_kind"] >= 0).any() or not _in_play(s):
+        return s
+    for i in np.sort(rng.choice(len(PERTURBATIONS), size=int(rng.integers(1, 4)),
+                                replace=False)):
+        PERTURBATIONS[int(i)](s, rng)
+    return s
+
+
 # ---------------------------------------------------------------- distribution test
 SHUFFLED = 20  # the zone size: a deck is shuffled over 20 cards
 
@@ -112,16 +259,17 @@ def reference_events(n: int, seed: int) -> dict[str, np.ndarray]:
 
 
 def translation_events(n: int, seed: int) -> dict[str, np.ndarray]:
-    """The same events from the JAX engine: its own resets (``TcgPocket.reset``) and its
+    """The same events from the JAX engine: its own resets (``SPEC``'s ``make``, dealing
+    ``status`` decks) and its
     generator (``jax_engine/rng.py``) seeded from JAX keys."""
     import jax
     import jax.numpy as jnp
 
     from envport.core.seeds import derive_key
+    from envport.envs.tcg_pocket.dealt import StatusDealtTcgPocket
     from envport.envs.tcg_pocket.jax_engine import rng as R
-    from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
 
-    env = TcgPocket()
+    env = StatusDealtTcgPocket()
     states, _ = jax.jit(jax.vmap(env.reset))(jax.random.split(derive_key(seed), n))
 
     def draws(seed_word: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:

@@ -87,3 +87,50 @@ def test_the_benchmarks_reference_loop_plays_whole_games(monkeypatch):
     steps, seconds = spec_support._play(0, 3, 400)  # raises on an illegal action
     assert steps == 400 and seconds > 0
     assert max(dealt) >= 3  # games ended and were dealt again inside the timed loop
+
+
+def test_perturbed_l2_states_are_states_the_reference_plays_on(spec):
+    """L2's extra state source: each perturbed state of a game in progress is accepted by the
+    reference (it steps every legal action from it), differs from the visited state, and the
+    attack-ready Active can use an attack (the templates random play seldom reaches)."""
+    from envport.envs.tcg_pocket import spec_support as S
+    from envport.envs.tcg_pocket.actions import ATTACK
+
+    ref, rng = spec.make_reference(), np.random.default_rng(3)
+    changed = attack_ready = burned_or_confused = 0
+    for seed in range(3):
+        ref.reset(seed)
+        for _ in range(40):
+            state = ref.get_state()
+            mask = ref.action_mask()
+            if not mask.any():
+                break
+            new = spec.verification.perturb(state, rng)
+            if any(not np.array_equal(new[k], state[k]) for k in state):
+                changed += 1
+                probe = spec.make_reference()
+                probe.set_state(new)
+                legal = np.flatnonzero(probe.action_mask())
+                assert len(legal) > 0
+                for a in legal:  # every legal action plays from the perturbed state
+                    probe.set_state(new)
+                    probe.step(int(a))
+                p = int(new["current"])
+                ready = new["stack"][p, 0].tolist() in [st.tolist() for st, _ in S._attackers()]
+                probe.set_state(new)
+                attack_ready += int(ready and probe.action_mask()[[ATTACK, ATTACK + 1]].any())
+                burned_or_confused += int(new["conditions"][:, 0, [1, 4]].any())
+            ref.set_state(state)
+            ref.step(int(rng.choice(np.flatnonzero(mask))))
+    assert changed >= 50 and attack_ready >= 10 and burned_or_confused >= 3, (
+        changed, attack_ready, burned_or_confused)
+
+
+def test_l1_components_cover_every_template_and_condition(spec):
+    """``SPEC`` names one L1 check per attack template of the pool and per Special Condition,
+    the checks ``components.py`` defines (they run under ``pytest -m slow``)."""
+    from envport.envs.tcg_pocket.components import CONDITIONS, components
+    from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES
+
+    want = {f"template:{t}" for t in STATUS_TEMPLATES} | {f"checkup:{c}" for c in CONDITIONS}
+    assert set(spec.verification.components) == want == set(components())

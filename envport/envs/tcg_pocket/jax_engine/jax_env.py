@@ -16,7 +16,7 @@ draws exactly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -33,6 +33,19 @@ from envport.envs.tcg_pocket.jax_engine.state import State, blank
 
 class TcgPocket(Environment[State, Params]):
     name = "tcg-pocket"
+    # ``envport mutate``: the step lives in the engine's modules (this one wraps them); the
+    # modules whose names are bound by value elsewhere (``state``'s constants, imported by name
+    # into ``rules``) or that only deal decks (``deck``: every compared game starts from the
+    # reference's dealt state) are not mutated. Each mutant runs L2 against reference steps
+    # recorded once per run (one compilation of the vmapped transition per mutant instead of
+    # stepping the reference again), then L3 lockstep games. L1 is not run per mutant: its
+    # five properties compile reset, step and the vmapped step again for every mutant.
+    mutation_plan: ClassVar[dict[str, Any]] = {
+        "modules": [f"envport.envs.tcg_pocket.jax_engine.{m}"
+                    for m in ("rules", "rng", "cards", "encode", "game", "jax_env")],
+        "layers": ("interaction", "rollout"),
+        "recorded_interaction": True,
+    }
 
     def default_params(self) -> Params:
         return config.default_params()

@@ -1,0 +1,242 @@
+"""L1 component checks of the JAX engine against the reference, one per attack template of the
+``status`` pool and one per Special Condition at the Checkup (``SPEC.verification.components``).
+
+Each check builds its cases from games the reference deals and plays at random to the main
+stage of turn 3 or later, with no decision pending: for a template, the player to move's
+Active becomes each Pokémon of the pool whose attack uses it (its whole evolution line, Energy
+paying the attack) and attacks, with the generator at 6 positions (so coins fall both ways);
+for a condition, both Actives carry it and the player ends the turn (the Checkup), and for
+Confusion the Active attacks too. The reference steps each case; the JAX transition (one
+jitted, vmapped call over every case of every check, compiled once) must give the same state,
+observation, reward and end, field by field. A check with no case in which the attack is
+legal, or (for a coin template) in which the reference draws no coin, fails: it would check
+nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from envport.core.seeds import derive_seed
+from envport.envs.tcg_pocket.actions import ATTACK, END
+from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES, status_pokemon
+from envport.envs.tcg_pocket.encode import _TABLE, CARD_ID
+
+CONDITIONS = ("poisoned", "burned", "asleep", "paralyzed", "confused")  # encode order
+POSITIONS = 6  # generator positions per case
+SEED = 20261201
+BATCH = 512  # cases are padded to this many: one compilation whatever the count
+
+
+class ComponentMismatch(AssertionError):
+    pass
+
+
+def _base_states(n: int) -> list[dict[str, np.ndarray]]:
+    """``n`` states of the main stage (turn >= 3, no decision pending) of reference games."""
+    from envport.envs.tcg_pocket.spec_support import make_reference
+
+    ref, game = make_reference(), 0
+    out: list[dict[str, np.ndarray]] = []
+    rng = np.random.default_rng(SEED)
+    while len(out) < n:
+        ref.reset(derive_seed(SEED, game))
+        game += 1
+        for _ in range(200):
+            mask = ref.action_mask()
+            if not mask.any():
+                break
+            s = ref.get_state()
+            if (int(s["stage"]) == 1 and int(s["turn"]) >= 3 and not (s["pending_kind"] >= 0).any()
+                    and rng.random() < 0.3):
+                out.append(s)
+                break
+            ref.step(int(rng.choice(np.flatnonzero(mask))))
+    return out
+
+
+def _chain(name: str) -> np.ndarray:
+    names = [name]
+    while _TABLE[names[0]].evolves_from in _TABLE:
+        names.insert(0, str(_TABLE[names[0]].evolves_from))
+    stack = np.zeros(3, np.int16)
+    stack[:len(names)] = [CARD_ID[n] for n in names]
+    return stack
+
+
+def _energy_for(card: Any, attack: Any) -> np.ndarray:
+    from envport.envs.tcg_pocket.cards import ENERGY_INDEX
+
+    energy = np.zeros(len(ENERGY_INDEX), np.int8)
+    for symbol in attack.cost:
+        energy[ENERGY_INDEX.get(symbol, ENERGY_INDEX.get(str(card.type), 0))] += 1
+    return energy
+
+
+def _at(state: dict[str, np.ndarray], position: int) -> dict[str, np.ndarray]:
+    s = {k: np.array(v, copy=True) for k, v in state.items()}
+    s["rng"] = np.array([s["rng"][0], np.uint32(s["rng"][1]) + np.uint32(97 * position)],
+                        np.uint32)
+    return s
+
+
+def template_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
+    """template -> [(state, action)]: every card of the pool with an attack of that template."""
+    attackers = [(name, i, a) for name in status_pokemon(_TABLE)
+                 for i, a in enumerate(_TABLE[name].attacks) if a.effect is not None]
+    bases = _base_states(8)
+    out: dict[str, list[tuple[dict[str, np.ndarray], int]]] = {t: [] for t in STATUS_TEMPLATES}
+    for k, (name, i, attack) in enumerate(attackers):
+        base = bases[k % len(bases)]
+        p = int(base["current"])
+        for pos in range(POSITIONS):
+            s = _at(base, pos)
+            s["stack"][p, 0] = _chain(name)
+            s["energy"][p, 0] = _energy_for(_TABLE[name], attack)
+            s["conditions"][p, 0] = False
+            s["damage"][p, 0] = 10 * (pos % 3)
+            s["damage"][1 - p, 0] = 10 * (pos % 2)
+            out[str((attack.effect or {})["template"])].append((s, ATTACK + i))
+    return out
+
+
+def condition_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
+    """condition -> [(state, action)]: both Actives carry it; the turn ends (the Checkup), and
+    for Confusion the Active also attacks (its coin)."""
+    bases = _base_states(8)
+    out: dict[str, list[tuple[dict[str, np.ndarray], int]]] = {}
+    for c, name in enumerate(CONDITIONS):
+        cases = []
+        for j, base in enumerate(bases):
+            for pos in range(POSITIONS // 2):
+                s = _at(base, pos)
+                s["conditions"][:, 0] = False
+                s["conditions"][:, 0, c] = True
+                s["damage"][:, 0] = 10 * (j % 3)
+                cases.append((s, END))
+                if name == "confused":
+                    p = int(s["current"])
+                    attack = next(a for a in _TABLE[_name(s["stack"][p, 0])].attacks)
+                    s = dict(s, energy=s["energy"].copy())
+                    s["energy"][p, 0] = np.maximum(s["energy"][p, 0],
+                                                   _energy_for(_TABLE[_name(s["stack"][p, 0])],
+                                                               attack))
+                    cases.append((s, ATTACK))
+        out[name] = cases
+    return out
+
+
+def _name(stack: np.ndarray) -> str:
+    from envport.envs.tcg_pocket.encode import CARD_NAMES
+
+    return CARD_NAMES[int(stack[stack > 0][-1]) - 1]
+
+
+COIN_TEMPLATES = ("coin_status", "multi_coin", "coin_bonus", "coin_fail", "flip_until_tails",
+                  "all_heads_bonus", "coin_bonus_or_recoil")
+ENGINE_MODULES = ("rules", "rng", "cards", "encode", "game", "jax_env", "state")
+
+
+@cache
+def _reference_side() -> list[tuple[str, dict[str, np.ndarray], int, Any]]:
+    """(check, state, action, the reference's (state, obs, reward, done, draws) or None where
+    the action is illegal) of every case: the reference does not change between calls."""
+    from envport.envs.tcg_pocket.spec_support import make_reference
+
+    groups = {f"template:{t}": c for t, c in template_cases().items()}
+    groups |= {f"checkup:{n}": c for n, c in condition_cases().items()}
+    ref = make_reference()
+    flat: list[tuple[str, dict[str, np.ndarray], int, Any]] = []
+    for group, cases in groups.items():
+        for s, action in cases:
+            ref.set_state(s)
+            if not ref.action_mask()[action]:
+                flat.append((group, s, action, None))
+                continue
+            obs, reward, done, _, _ = ref.step(action)
+            flat.append((group, s, action, (ref.get_state(), obs, reward, done,
+                                            int(ref.tape()["count"]))))
+    if len(flat) > BATCH:
+        raise ComponentMismatch(f"{len(flat)} cases: raise BATCH ({BATCH})")
+    return flat
+
+
+def _engine_version() -> tuple[int, ...]:
+    """The identity of every object of the engine's modules: a mutant (``envport mutate``
+    re-executes one statement in its module) is a new version, stepped anew."""
+    import importlib
+
+    return tuple(id(v) for m in ENGINE_MODULES for v in vars(importlib.import_module(
+        f"envport.envs.tcg_pocket.jax_engine.{m}")).values())
+
+
+_JAX_SIDE: dict[tuple[int, ...], Any] = {}
+
+
+def _results() -> dict[str, Any]:
+    """Every case of every check stepped by the reference and by the JAX engine (one jitted,
+    vmapped call per engine version, shared by all the checks)."""
+    import jax
+    import jax.numpy as jnp
+
+    from envport.envs.tcg_pocket.jax_engine.bridge import TcgPocketBridge
+    from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
+
+    flat, version, bridge = _reference_side(), _engine_version(), TcgPocketBridge()
+    if version not in _JAX_SIDE:
+        env = TcgPocket()
+        states = [bridge.to_jax(s) for _, s, _, _ in flat]
+        states += [states[0]] * (BATCH - len(states))
+        actions = [a for _, _, a, _ in flat] + [END] * (BATCH - len(flat))
+        batch = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *states)
+        params = env.default_params()
+
+        def one(s: Any, a: Any) -> Any:
+            r = env.transition(s, a, env.sample_draws(jax.random.key(0), s, params), params)
+            return r.state, r.obs, r.reward, r.terminated
+
+        got = jax.jit(jax.vmap(one))(batch, jnp.asarray(actions, jnp.int32))
+        _JAX_SIDE.clear()
+        _JAX_SIDE[version] = jax.tree_util.tree_map(np.asarray, got)
+    return {"flat": flat, "got": _JAX_SIDE[version], "bridge": bridge}
+
+
+def _check(group: str) -> None:
+    import jax
+
+    res = _results()
+    n_legal = draws = 0
+    for i, (g, _, action, want) in enumerate(res["flat"]):
+        if g != group or want is None:
+            continue
+        n_legal += 1
+        state, obs, reward, done, n_draws = want
+        draws += n_draws
+        s_i = jax.tree_util.tree_map(lambda x, i=i: x[i], res["got"][0])
+        mine = res["bridge"].from_jax(s_i)
+        bad = [k for k in state if not np.array_equal(mine[k], state[k])]
+        if not np.array_equal(res["got"][1][i], obs):
+            bad.append("obs")
+        if float(res["got"][2][i]) != reward or bool(res["got"][3][i]) != done:
+            bad.append("reward/terminated")
+        if bad:
+            raise ComponentMismatch(f"{group}: case {i} (action {action}) differs from the "
+                                    f"reference in {', '.join(bad)}")
+    if n_legal == 0:
+        raise ComponentMismatch(f"{group}: no case where the action is legal: nothing checked")
+    if group.removeprefix("template:") in COIN_TEMPLATES and draws == 0:
+        raise ComponentMismatch(f"{group}: the reference drew no coin in any case")
+
+
+def components() -> dict[str, Callable[[], None]]:
+    """name -> check, for ``Verification.components``."""
+    names = [f"template:{t}" for t in STATUS_TEMPLATES] + [f"checkup:{c}" for c in CONDITIONS]
+
+    def check(name: str) -> Callable[[], None]:
+        return lambda: _check(name)
+
+    return {n: check(n) for n in names}

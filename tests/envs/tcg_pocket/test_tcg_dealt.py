@@ -1,0 +1,40 @@
+"""``SPEC``'s engine deals its own resets decks of the ``status`` pool: legal decks of the
+reference's builder, and a dealt state the reference plays on with the same legal actions."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from envport.envs.tcg_pocket.cards import ENERGY_TYPES
+from envport.envs.tcg_pocket.dealt import StatusDealtTcgPocket, status_decks
+from envport.envs.tcg_pocket.deck import status_pokemon, validate_deck
+from envport.envs.tcg_pocket.encode import CARD_NAMES
+from envport.envs.tcg_pocket.jax_engine.bridge import TcgPocketBridge
+from envport.envs.tcg_pocket.spec_support import make_reference
+
+
+def test_status_decks_are_legal_decks_of_the_pool():
+    cards, types = status_decks(16)
+    pool = set(status_pokemon())
+    for c, t in zip(cards, types, strict=True):
+        names = [CARD_NAMES[i - 1] for i in c if i > 0]
+        validate_deck(names, [ENERGY_TYPES[i] for i in t if i >= 0])  # raises if illegal
+        assert set(names) <= pool
+    assert len({tuple(c) for c in cards}) > 8  # not one deck repeated
+
+
+def test_dealt_reset_is_a_state_the_reference_plays_on():
+    env = StatusDealtTcgPocket(n_decks=8)
+    reset, mask = jax.jit(jax.vmap(env.reset)), jax.jit(jax.vmap(env.action_mask))
+    states, _ = reset(jax.random.split(jax.random.key(4), 6))
+    bridge, ref = TcgPocketBridge(), make_reference()
+    seen = set()
+    for i in range(6):
+        s = jax.tree_util.tree_map(lambda x, i=i: x[i], states)
+        ref.set_state(bridge.from_jax(s))
+        assert np.array_equal(ref.action_mask(), np.asarray(mask(states)[i]))
+        seen |= {int(x) for x in np.asarray(s.deck).ravel()} | {
+            int(x) for x in np.asarray(s.hand).ravel()}
+    decks = {int(x) for x in env.deck_cards.ravel()}
+    assert seen - {0} <= decks and len(seen) > 10
