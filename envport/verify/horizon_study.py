@@ -12,9 +12,11 @@ one of L3's float32-perturbed reference copies (``perturbed``) or the translatio
 run's rejections and the rate of runs with at least one. ``mutants``: every param mutant of the
 environment folder's ``mutants.param_mutants()``, each a translation built with that param
 changed, through this layer (and with ``--lower-layers`` L2 and L3 at the CLI's sizes first);
-prints which layer kills it and the feature that does. ``-o KEY=VALUE`` (repeatable) runs
-the environment in that mode (``envport verify``'s options: HalfCheetah's float64 is
-``-o dtype=float64`` with ``JAX_ENABLE_X64=1``). Each prints a JSON line per run.
+prints which layer kills it and the feature that does, with the smallest adjusted p (every
+mutant against the same reference episodes, drawn once: their seeds do not depend on the
+translation). ``-o KEY=VALUE`` (repeatable) runs the environment in that mode (``envport
+verify``'s options: HalfCheetah's float64 is ``-o dtype=float64`` with ``JAX_ENABLE_X64=1``).
+Each prints a JSON line per run.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from envport.core.registry import EnvSpec
 from envport.core.registry import spec as get_spec
 from envport.verify.rollout_distribution import (
     LAYER,
+    ReferenceCache,
     Settings,
     check_rollout_distribution,
     reference_vs,
@@ -120,10 +123,16 @@ def mutants(spec: EnvSpec, episodes: int | None, lower: bool, seed: int = 0,
     if unknown:
         raise ValueError(f"--only {', '.join(unknown)}: {spec.name} has no such mutant (its "
                          f"mutants: {', '.join(table)})")
+    settings = settings_for(spec)
+    if settings is None:
+        raise ValueError(f"{spec.name} declares no Verification.rollout_distribution")
+    # Every mutant is run on this seed against the same reference episodes (their seeds do not
+    # depend on the translation): drawn once, for the first mutant, and reused.
+    cache = ReferenceCache(spec, settings)
     rows = []
-    for name, params in table.items():
-        if only and name not in only:
-            continue
+    # --only's order (the mutants most worth measuring first), else the table's.
+    for name in only or table:
+        params = table[name]
         t0 = time.perf_counter()
         env = spec.make(**params)
         row: dict[str, Any] = {"mutant": name}
@@ -131,10 +140,16 @@ def mutants(spec: EnvSpec, episodes: int | None, lower: bool, seed: int = 0,
             rep = verify(spec, ("interaction", "rollout", "distribution"), env=env, seed=seed,
                          states=states, episodes=l3_episodes)
             row.update({k: v.passed for k, v in rep.layers.items()})
-        r = check_rollout_distribution(spec, episodes, seed, env=env)
+        hits = cache.hits
+        r = check_rollout_distribution(spec, episodes, seed, env=env, settings=settings,
+                                       cache=cache)
         first = r.failures[0].message if r.failures else ""
         row.update({LAYER: r.passed, "rejected": r.counts["rejected"],
-                    "killed": not r.passed, "by": first[first.find("["):][:200],
+                    "tests": r.counts["tests"], "killed": not r.passed,
+                    "by": first[first.find("["):][:200],
+                    "min_p_adjusted": min(t["p_adjusted"] for t in r.data["tests"]),
+                    "smallest_p": _smallest(r.data["tests"]),
+                    "reference_reused": cache.hits > hits,
                     "seconds": round(time.perf_counter() - t0, 1)})
         print(json.dumps(row), flush=True)
         rows.append(row)

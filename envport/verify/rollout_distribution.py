@@ -808,18 +808,46 @@ def model_episodes(n: int) -> int:
     return max(8, n // 5)
 
 
+class ReferenceCache:
+    """The reference side of runs that share it: the reference's sample and the one-step
+    model's held-out episodes of a policy are functions of ``(seed, policy, N, horizon)``
+    alone (their seeds; see :func:`episode_rngs`), so runs of the layer on one spec and
+    settings with the same seed draw exactly the same reference episodes whatever the
+    translation is. ``horizon_study mutants`` runs every mutant against one reference side
+    through this; a run with another spec or settings is refused (its reference would differ).
+    """
+
+    def __init__(self, spec: EnvSpec, settings: Settings) -> None:
+        self.spec, self.settings = spec, settings
+        self.samples: dict[tuple[Any, ...], Sample] = {}
+        self.hits = 0
+
+    def get(self, spec: EnvSpec, settings: Settings, key: tuple[Any, ...],
+            make: Callable[[], Sample]) -> Sample:
+        if spec is not self.spec or settings != self.settings:
+            raise ValueError(f"a ReferenceCache of {self.spec.name} is used for another "
+                             f"spec or settings ({spec.name})")
+        if key in self.samples:
+            self.hits += 1
+        else:
+            self.samples[key] = make()
+        return self.samples[key]
+
+
 def check_rollout_distribution(spec: EnvSpec, episodes: int | None = None, seed: int = 0,
                                progress: Callable[[int, int], None] | None = None,
                                env: Environment | None = None, *,
                                policy_run: str | None = None, alpha: float = ALPHA,
                                executor: Executor | None = None,
                                reference: Callable[..., Reference] | None = None,
-                               settings: Settings | None = None) -> LayerResult:
+                               settings: Settings | None = None,
+                               cache: ReferenceCache | None = None) -> LayerResult:
     """The layer over ``episodes`` episodes per side and policy (default: the environment's
     ``Verification.rollout_distribution`` N). ``policy_run``: a training run of this
     environment whose policy is run too. ``reference``: another reference factory (the
     calibration runs a float32-perturbed copy of the reference, or the reference itself, in
-    the translation's place: see :func:`reference_vs`)."""
+    the translation's place: see :func:`reference_vs`). ``cache``: the reference side of
+    earlier runs with this seed (:class:`ReferenceCache`), reused rather than drawn again."""
     t0 = time.perf_counter()
     env = env if env is not None else spec.make()
     settings = settings or settings_for(spec, env)
@@ -849,14 +877,20 @@ def check_rollout_distribution(spec: EnvSpec, episodes: int | None = None, seed:
     samples: dict[str, tuple[Sample, Sample]] = {}
     total = 2 * n * len(kinds)
     for kind in kinds:
-        ref = Sample()
-        parts = reference_sample(executor, spec, settings, cols, kind, policy_run, seed, n,
-                                 horizon)
-        with contextlib.closing(parts):
-            for part in parts:
-                ref.extend(part)
-                if progress:
-                    progress(result.counts["episodes"] + len(ref.rows), total)
+        def draw_reference(kind: str = kind) -> Sample:
+            ref = Sample()
+            parts = reference_sample(executor, spec, settings, cols, kind, policy_run, seed, n,
+                                     horizon)
+            with contextlib.closing(parts):
+                for part in parts:
+                    ref.extend(part)
+                    if progress:
+                        progress(result.counts["episodes"] + len(ref.rows), total)
+            return ref
+
+        key = (kind, policy_run, seed, n, horizon)
+        ref = draw_reference() if cache is None else \
+            cache.get(spec, settings, (REFERENCE_SIDE, *key), draw_reference)
         result.counts["episodes"] += n
         policy = make_batch_policy(kind, spec, policy_run, settings)
         if reference is None:
@@ -868,9 +902,13 @@ def check_rollout_distribution(spec: EnvSpec, episodes: int | None = None, seed:
         # The one-step model, from reference episodes of neither sample (its own seeds).
         held_out, model = Sample(), None
         if settings.column_summaries:
-            held_out = reference_episodes(spec, settings, cols, policy, kind, seed,
+            def draw_held_out(policy: BatchPolicy = policy, kind: str = kind) -> Sample:
+                return reference_episodes(spec, settings, cols, policy, kind, seed,
                                           list(range(model_episodes(n))), horizon,
                                           side=MODEL_SIDE)
+
+            held_out = draw_held_out() if cache is None else \
+                cache.get(spec, settings, (MODEL_SIDE, *key), draw_held_out)
             model = fit_model(held_out, len(cols.names))
         for sample in (ref, ours):
             summarise_all(sample, cols.names, horizon, settings.windows, model, settings)

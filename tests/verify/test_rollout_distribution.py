@@ -5,6 +5,7 @@ warn with the detectable effect, bad flags exit 2 naming the flag."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -19,11 +20,13 @@ from envport.train.run import RUN_FORMAT
 from envport.verify import verify
 from envport.verify.rollout_distribution import (
     LAYER,
+    ReferenceCache,
     check_rollout_distribution,
     detectable_d,
     episodes_for,
     holm,
     reference_vs,
+    settings_for,
     summarise,
 )
 
@@ -140,3 +143,25 @@ def test_a_trained_policy_drives_both_sides(tmp_path: Path):
     trained = [t for t in r.data["tests"] if t["policy"] == "trained"]
     assert any(t["feature"] == "return" for t in trained)
     assert r.passed, [f.message for f in r.failures]
+
+
+def test_a_reference_cache_reuses_the_same_draws():
+    """horizon_study's mutants share one reference side: a mutant run through the cache gives
+    every p-value of the same run drawing its reference afresh."""
+    settings = settings_for(CARTPOLE)
+    cache = ReferenceCache(CARTPOLE, settings)
+    check_rollout_distribution(CARTPOLE, episodes=20, seed=1, settings=settings, cache=cache)
+    assert cache.hits == 0 and len(cache.samples) == 4  # reference and held-out, 2 policies
+    wrong = CartPole(masspole=0.102)
+    cached = check_rollout_distribution(CARTPOLE, episodes=20, seed=1, env=wrong,
+                                        settings=settings, cache=cache)
+    assert cache.hits == 4
+    fresh = check_rollout_distribution(CARTPOLE, episodes=20, seed=1, env=wrong)
+
+    def key(r):
+        return [(t["policy"], t["feature"], t["test"], t["p"]) for t in r.data["tests"]]
+
+    assert key(cached) == key(fresh) and not fresh.passed
+    with pytest.raises(ValueError, match="ReferenceCache"):
+        other = dataclasses.replace(settings, windows=2)  # another reference side
+        check_rollout_distribution(CARTPOLE, episodes=20, seed=1, settings=other, cache=cache)

@@ -148,3 +148,16 @@ def test_the_study_takes_modes_and_refuses_float64_without_x64(capsys) -> None:
     assert "no option 'nope'" in capsys.readouterr().err
     assert main(["mutants", "cartpole", "--only", "nope"]) == 2
     assert "--only nope" in capsys.readouterr().err
+
+
+def test_the_mutant_study_shares_one_reference_side(capsys) -> None:
+    """Mutants run in --only's order against one reference side (drawn for the first, reused
+    by the next: same seed, same episodes) and report the kill's adjusted p."""
+    from envport.verify.horizon_study import mutants
+
+    rows = mutants(spec("cartpole"), 20, lower=False, seed=1,
+                   only=["masspole +2%", "masscart +2%"])
+    assert [r["mutant"] for r in rows] == ["masspole +2%", "masscart +2%"]
+    assert [r["reference_reused"] for r in rows] == [False, True]
+    for r in rows:
+        assert r["killed"] and r["min_p_adjusted"] < 0.005 and "adjusted p=" in r["smallest_p"]
