@@ -135,6 +135,7 @@ class ClientRecord:
         self.boosts = np.zeros((2, 7), np.int8)
         self.volatiles = [set(), set()]  # type: list[set[str]]
         self.types: list[list[int] | None] = [None, None]  # Transform / Conversion
+        self.current_species = [0, 0]  # each active's species (Transform's target's)
 
     # ---- input ---------------------------------------------------------------------------------
     def request(self, req: Mapping[str, Any]) -> None:
@@ -189,6 +190,7 @@ class ClientRecord:
         self.boosts[s] = 0
         self.volatiles[s] = set()
         self.types[s] = None
+        self.current_species[s] = _details(details)[0]
         if s != self.me:
             species, level = _details(details)
             mon = self.opp.setdefault(name, {"species": species, "level": level, "moves": set(),
@@ -281,6 +283,7 @@ class ClientRecord:
         target = self._mon(a[1]) if len(a) > 1 else None
         if target is not None:
             self.types[s] = [int(x) for x in T.SPECIES_TYPES[target["species"]]]
+            self.current_species[s] = int(target["species"])
         if len(a) > 1:  # Transform copies the target's stat stages
             self.boosts[s] = self.boosts[_side_of(a[1])]
         user = self._mon(a[0])
