@@ -61,7 +61,7 @@ START_HINT = (f"start one with `cd {PACKAGE} && node pokemon-showdown start --sk
 OPPONENTS = ("random", "maxbp", "heuristic")
 # Our config of the local server (written into the package's config/, git-ignored with it):
 # loopback only, no child processes, no files written (logs, chat rooms).
-SERVER_CONFIG = """// Written by envport play (envport/envs/pokemon_gen1/play.py): a local, loopback server.
+SERVER_CONFIG = """// Written by envport play (envport/envs/pokemon_gen1/play.py): loopback only.
 exports.bindaddress = '127.0.0.1';
 exports.subprocesses = 0;
 exports.repl = false;
@@ -297,8 +297,7 @@ def _poke_env() -> Any:
 def _players(url: str, policy: Callable[[str], Decide], opponent: str, tag: str
              ) -> tuple[Any, Any]:
     pe = _poke_env()
-    from poke_env.player import (MaxBasePowerPlayer, Player, RandomPlayer,
-                                 SimpleHeuristicsPlayer)
+    from poke_env.player import MaxBasePowerPlayer, Player, RandomPlayer, SimpleHeuristicsPlayer
     from poke_env.player.battle_order import BattleOrder
 
     class Choice(BattleOrder):
@@ -398,10 +397,8 @@ async def _series(url: str, policy: Callable[[str], Decide], opponent: str, n: i
     seen: set[str] = set()
     for _ in range(n):
         t0 = time.perf_counter()
-        try:
+        with contextlib.suppress(TimeoutError):  # recorded below as an unfinished battle
             await asyncio.wait_for(me.battle_against(opp, n_battles=1), timeout)
-        except (TimeoutError, asyncio.TimeoutError):
-            pass
         for btag, battle in list(me.battles.items()):
             if btag in seen:
                 continue
