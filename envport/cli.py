@@ -377,6 +377,10 @@ def parser() -> argparse.ArgumentParser:
     from envport.agent.commands import register as register_agent
 
     COMMANDS.update(register_agent(sub))
+    from envport.envs.pokemon_gen1 import play as pokemon_play
+
+    pokemon_play.add_parser(sub)
+    COMMANDS["play"] = pokemon_play.cmd_play
     r = sub.add_parser("run", help="the main job: verify + bench + a one-page report")
     verify_options(r)
     r.add_argument("--out", help="output folder (default runs/ENV)")
