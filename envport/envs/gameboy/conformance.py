@@ -352,13 +352,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(e))
         differ = 0
         for rom in files:
-            r = run_file(rom, args.frames)
-            status = "identical" if r.mismatch is None else f"DIFFERS: {r.mismatch}"
-            print(f"{rom.name}: {r.frames} frames vs PyBoy: {status}")
+            f = run_file(rom, args.frames)
+            status = "identical" if f.mismatch is None else f"DIFFERS: {f.mismatch}"
+            print(f"{rom.name}: {f.frames} frames vs PyBoy: {status}")
             for side in ("core", "pyboy"):
-                last = r.text[side].splitlines()[-1:] or ["(blank)"]
+                last = f.text[side].splitlines()[-1:] or ["(blank)"]
                 print(f"    {side:5} shows: {last[0]}")
-            differ += r.mismatch is not None or r.text["core"] != r.text["pyboy"]
+            differ += f.mismatch is not None or f.text["core"] != f.text["pyboy"]
         print(f"{len(files) - differ} identical to PyBoy, {differ} differ")
         return 1 if differ else 0
     failed = 0
