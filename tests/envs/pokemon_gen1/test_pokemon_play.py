@@ -1,8 +1,8 @@
 """``envport play pokemon-gen1``: bad input exits 2 before any battle (a server that does not
 answer, a URL that is not one, a policy folder that is not a pokemon-gen1 run, another
 environment), and one real battle through poke-env on the pinned local server, recorded in
-play.json (``slow``: over 30 s on this loaded machine). poke-env is installed by install.sh (``--no-deps``); without it only the real battle
-is skipped, with that reason."""
+play.json (``slow``: over 30 s on this loaded machine). poke-env is installed by install.sh
+(``--no-deps``); without it only the real battle is skipped, with that reason."""
 
 from __future__ import annotations
 
