@@ -1,5 +1,5 @@
 """The ``envport`` command line: list, verify, bench, train, transfer, translate, mutate, report,
-run."""
+play, run."""
 
 from __future__ import annotations
 

@@ -200,12 +200,12 @@ class ClientRecord:
             mon["hp"], mon["status"] = hp, status
             mon["fainted"] = hp == 0
         else:
-            mon = self._mon(ident)
-            if mon is not None:
+            own = self._mon(ident)
+            if own is not None:
                 hp, mx, status = _condition(cond)
-                mon["hp"], mon["status"] = hp, status
+                own["hp"], own["status"] = hp, status
                 if mx > 0:
-                    mon["maxhp"] = mx
+                    own["maxhp"] = mx
 
     @staticmethod
     def _leave(mon: dict[str, Any]) -> None:
@@ -474,8 +474,8 @@ def client_view(flat: Mapping[str, Any], player: int) -> dict[str, np.ndarray]:
         for key, base in (("moves", "base_moves"), ("pp", "base_pp"), ("maxpp", "base_maxpp")):
             row = old[f"team.{key}"][slot]
             row[:] = np.where(sep, out[f"active.{base}"][op], np.where(virt, 0, row))
-    for k in team_keys:
-        out[k][op] = 0
+    for key in team_keys:
+        out[key][op] = 0
     out["seen"][op] = False
     new_slot = -1
     for j, k in enumerate(order):

@@ -308,7 +308,7 @@ def _players(url: str, policy: Callable[[str], Decide], opponent: str, tag: str
         def message(self) -> str:
             return f"/choose {self.text}"
 
-    class EnvportPlayer(Player):  # type: ignore[misc]
+    class EnvportPlayer(Player):
         """Chooses from a ClientRecord fed with poke-env's raw messages of each battle."""
 
         def __init__(self, **kw: Any) -> None:
@@ -350,12 +350,12 @@ def _players(url: str, policy: Callable[[str], Decide], opponent: str, tag: str
     cfg = pe.ServerConfiguration(url, "https://play.pokemonshowdown.com/action.php?")
     # a loaded machine: a slow handshake is not a dead server, and no keepalive pings
     # (poke-env logs the server's closing of the socket at the end as an error: kept quiet)
-    slack = {"open_timeout": 120.0, "ping_interval": None, "ping_timeout": None,
+    slack: dict[str, Any] = {"open_timeout": 120.0, "ping_interval": None, "ping_timeout": None,
              "log_level": 50}
     me = EnvportPlayer(battle_format=FORMAT, server_configuration=cfg,
                        account_configuration=pe.AccountConfiguration(f"envport{tag}", None),
                        max_concurrent_battles=1, start_timer_on_battle_start=False, **slack)
-    cls = {"random": RandomPlayer, "maxbp": MaxBasePowerPlayer,
+    cls: Any = {"random": RandomPlayer, "maxbp": MaxBasePowerPlayer,
            "heuristic": SimpleHeuristicsPlayer}[opponent]
     opp = cls(battle_format=FORMAT, server_configuration=cfg,
               account_configuration=pe.AccountConfiguration(f"{opponent[:5]}{tag}", None),

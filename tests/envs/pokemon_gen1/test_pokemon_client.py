@@ -3,7 +3,9 @@ player stream of the protocol) equals the engine's observation function on the b
 ``toJSON`` state, written as the client can know it (``client.client_view``), at every decision
 of real Showdown battles. The player streams are cut from the worker's log as ``BattleStream``
 cuts them (``|split|``: the secret half to its side, the public half to the other), and each
-request is fed before that step's log, the order a server sends them in."""
+request is fed before that step's log, the order a server sends them in. The heuristic player
+of ``envport play`` (from the record alone) chooses what ``agents.heuristic_showdown`` chooses
+from the worker's state."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from envport.envs.pokemon_gen1 import agents as A
 from envport.envs.pokemon_gen1 import client as C
 from envport.envs.pokemon_gen1 import env as V
+from envport.envs.pokemon_gen1 import play as P
 from envport.envs.pokemon_gen1 import spec_support as SS
 
 
@@ -32,6 +35,7 @@ def test_client_observation_equals_engine_observation(worker, seed):
     records = [C.ClientRecord("p1"), C.ClientRecord("p2")]
     _feed(records, ref.battle.last)
     decisions = 0
+    client_heuristic = P.heuristic_policy()
     for _ in range(400):
         st = ref.get_state()
         if st["battle.ended"]:
@@ -47,6 +51,8 @@ def test_client_observation_equals_engine_observation(worker, seed):
         # the heuristic for p1 (it switches and attacks), random legal for p2
         heur = A.heuristic_showdown((ref.battle.last.get("requests") or {}).get("p1"),
                                     ref.battle.state(), 0)
+        # the heuristic as `envport play` runs it, from the client's record only
+        assert client_heuristic(records[0]) == heur, f"seed {seed} turn {int(st['battle.turn'])}"
         ref.step(np.array([heur, A.pick_legal(rng.integers(0, A.RANDOM_MODULUS),
                                               st["mask"][1])]))
         _feed(records, ref.battle.last)
