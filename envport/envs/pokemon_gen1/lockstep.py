@@ -224,16 +224,23 @@ def _count_moves(log: list[str], into: collections.Counter | None) -> None:
             into[B.to_id(parts[3])] += 1
 
 
+PLAYERS = ("random", "heuristic")
+
+
 def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: tuple[str, str],
                rng: random.Random, max_steps: int = 2000, switch_p: float = 0.15,
                tamper: Any = None, moves_used: collections.Counter | None = None,
-               script: Sequence[tuple[int, int]] = ()
+               script: Sequence[tuple[int, int]] = (), heuristic: Sequence[int] = ()
                ) -> tuple[Divergence | None, int, int, bool]:
     """One lockstep battle. Returns (divergence or None, steps, turns, ended). ``tamper``
     (tests only): a function applied to the JAX state after a chosen step, to show that a
     difference is caught. ``moves_used``: a Counter that gets the moves Showdown's log shows.
     ``script``: the first steps' choice pairs (engine integers; each must be legal on both
-    sides), the random players after them."""
+    sides), the random players after them. ``heuristic``: the sides (0 = p1, 1 = p2) played by
+    ``agents.heuristic_showdown``, which decides from what Showdown gives that player (its
+    request and the worker's state), the others by the random players."""
+    from envport.envs.pokemon_gen1 import agents
+
     for packed in teams:
         MV.check_supported(MV.packed_team_moves(packed), "team")
     step = E.compiled(False)
@@ -279,6 +286,14 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
                                          f"{side} is not legal ({sorted(mine, key=str)})")
                     choices.append(int(script[steps][p]))
                     continue
+                if p in heuristic:
+                    pick = agents.heuristic_showdown(result["requests"][side], worker.state(bid),
+                                                     p, bool(result["ended"]))
+                    if not masks[p][pick]:
+                        raise ValueError(f"the heuristic chose {pick} for {side}, not legal "
+                                         f"({sorted(mine, key=str)})")
+                    choices.append(int(pick))
+                    continue
                 moves_only = [c for c in options if c < E.SWITCH]
                 if moves_only and rng.random() >= switch_p:
                     options = moves_only
@@ -321,11 +336,20 @@ TEAM_SOURCES = ("pool", "showdown", "moves")
 
 def run(battles: int, seed: int = 0, teams: str = "pool", worker: ShowdownWorker | None = None,
         max_steps: int = 2000, stop_at_first: bool = False, verbose: bool = False,
-        moves: str | Sequence[str] | None = None) -> Summary:
+        moves: str | Sequence[str] | None = None, players: str = "random",
+        only: Sequence[int] | None = None) -> Summary:
     """``battles`` lockstep battles; their seeds, teams and players all derive from ``seed``.
-    ``moves`` (with ``teams='moves'``): the focused moves or families (:func:`focus_moves`)."""
+    ``moves`` (with ``teams='moves'``): the focused moves or families (:func:`focus_moves`).
+    ``players``: ``random`` (both sides random legal players) or ``heuristic`` (the heuristic of
+    ``agents.py`` as p1 in even battles and p2 in odd ones, against the random player).
+    ``only``: run just these battle indices of the ``battles`` (the same teams, seeds and
+    players as in the whole run)."""
     if teams not in TEAM_SOURCES:
         raise ValueError(f"--teams must be one of {', '.join(TEAM_SOURCES)}, not {teams!r}")
+    if players not in PLAYERS:
+        raise ValueError(f"--players must be one of {', '.join(PLAYERS)}, not {players!r}")
+    if only is not None and not all(0 <= i < battles for i in only):
+        raise ValueError(f"--only: battle indices must be in 0..{battles - 1}")
     if moves is not None and teams != "moves":
         raise ValueError("--moves needs --teams moves")
     focus = focus_moves(moves) if teams == "moves" else ()
@@ -334,6 +358,8 @@ def run(battles: int, seed: int = 0, teams: str = "pool", worker: ShowdownWorker
     summary = Summary()
     try:
         for i in range(battles):
+            if only is not None and i not in only:
+                continue
             rng = random.Random(f"lockstep:{seed}:{i}")
             if teams == "pool":
                 pair = (pool_team(rng, w), pool_team(rng, w))
@@ -344,7 +370,9 @@ def run(battles: int, seed: int = 0, teams: str = "pool", worker: ShowdownWorker
             battle_seed = [rng.randrange(65536) for _ in range(4)]
             div, steps, turns, ended = run_battle(w, i, battle_seed, pair, rng,
                                                   max_steps=max_steps,
-                                                  moves_used=summary.moves_used)
+                                                  moves_used=summary.moves_used,
+                                                  heuristic=(i % 2,) if players == "heuristic"
+                                                  else ())
             summary.battles += 1
             summary.steps += steps
             summary.turns += turns
@@ -372,14 +400,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "(any species, half the move slots from --moves)")
     ap.add_argument("--moves", default=None, help="with --teams moves: comma-separated moves "
                     "and/or families of moves.FAMILIES to focus on (default: moves.FOCUS_DEFAULT)")
+    ap.add_argument("--players", default="random", help="random (both sides random legal "
+                    "players) or heuristic (agents.py's heuristic as p1 in even battles, p2 in "
+                    "odd ones, against the random player)")
+    ap.add_argument("--only", default=None, help="comma-separated battle indices: run just "
+                    "these of the --battles (same teams, seeds and players)")
     ap.add_argument("--max-steps", type=int, default=2000)
     ap.add_argument("--stop-at-first", action="store_true")
     args = ap.parse_args(argv)
     if args.battles < 1:
         raise ValueError("--battles must be at least 1")
+    try:
+        only = None if args.only is None else [int(x) for x in args.only.split(",") if x]
+    except ValueError:
+        raise ValueError(f"--only must be comma-separated integers, not {args.only!r}") from None
     t0 = time.time()
     summary = run(args.battles, args.seed, args.teams, max_steps=args.max_steps,
-                  stop_at_first=args.stop_at_first, verbose=True, moves=args.moves)
+                  stop_at_first=args.stop_at_first, verbose=True, moves=args.moves,
+                  players=args.players, only=only)
     print(summary.describe() + f" in {time.time() - t0:.1f} s (jax {jax.__version__})")
     if args.teams == "moves":
         focus = focus_moves(args.moves)
@@ -388,4 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ValueError as e:  # bad input: a clear message, exit code 2 (as envport.cli does)
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
