@@ -177,8 +177,11 @@ def _reference_side() -> list[tuple[str, dict[str, np.ndarray], int, Any]]:
     ref = make_reference()
     flat: list[tuple[str, dict[str, np.ndarray], int, Any]] = []
     for group, cases in groups.items():
-        for s, action in cases:
-            ref.set_state(s)
+        for edited, action in cases:
+            # The reference's own form of the edited state (an emptied slot's Energy and
+            # turns are dropped as set_state rebuilds the board): both sides start from it.
+            ref.set_state(edited)
+            s = ref.get_state()
             if not ref.action_mask()[action]:
                 flat.append((group, s, action, None))
                 continue
