@@ -22,7 +22,8 @@ _CHECKS = ("template:status", "template:coin_status", "template:heal_self",
            "template:discard_energy", "template:recoil", "template:multi_coin",
            "template:coin_bonus", "template:coin_fail", "template:flip_until_tails",
            "template:all_heads_bonus", "template:coin_bonus_or_recoil", "checkup:poisoned",
-           "checkup:burned", "checkup:asleep", "checkup:paralyzed", "checkup:confused")
+           "checkup:burned", "checkup:asleep", "checkup:paralyzed", "checkup:confused",
+           "end:both_win")
 
 
 def _components() -> dict[str, Any]:

@@ -130,6 +130,30 @@ def condition_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
     return out
 
 
+def game_end_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
+    """``end:both_win``: both Actives Poisoned with 10 HP left and both players at 2 points;
+    the turn ends and the Checkup knocks both out (both reach 3 points at once: a draw, spec
+    9.2), with and without Benched Pokémon to promote."""
+    bases = _base_states(8)
+    cases = []
+    for j, base in enumerate(bases):
+        for pos in range(2):
+            s = _at(base, pos)
+            s["conditions"][:, 0] = False
+            s["conditions"][:, 0, 0] = True
+            for p in range(2):
+                s["damage"][p, 0] = int(_hp_of(s["stack"][p, 0])) - 10
+            s["points"][:] = 2
+            if j % 2:
+                s["stack"][:, 1:] = 0
+            cases.append((s, END))
+    return {"both_win": cases}
+
+
+def _hp_of(stack: np.ndarray) -> int:
+    return int(_TABLE[_name(stack)].hp)
+
+
 def _name(stack: np.ndarray) -> str:
     from envport.envs.tcg_pocket.encode import CARD_NAMES
 
@@ -149,11 +173,15 @@ def _reference_side() -> list[tuple[str, dict[str, np.ndarray], int, Any]]:
 
     groups = {f"template:{t}": c for t, c in template_cases().items()}
     groups |= {f"checkup:{n}": c for n, c in condition_cases().items()}
+    groups |= {f"end:{n}": c for n, c in game_end_cases().items()}
     ref = make_reference()
     flat: list[tuple[str, dict[str, np.ndarray], int, Any]] = []
     for group, cases in groups.items():
-        for s, action in cases:
-            ref.set_state(s)
+        for edited, action in cases:
+            # The reference's own form of the edited state (an emptied slot's Energy and
+            # turns are dropped as set_state rebuilds the board): both sides start from it.
+            ref.set_state(edited)
+            s = ref.get_state()
             if not ref.action_mask()[action]:
                 flat.append((group, s, action, None))
                 continue
@@ -234,7 +262,8 @@ def _check(group: str) -> None:
 
 def components() -> dict[str, Callable[[], None]]:
     """name -> check, for ``Verification.components``."""
-    names = [f"template:{t}" for t in STATUS_TEMPLATES] + [f"checkup:{c}" for c in CONDITIONS]
+    names = ([f"template:{t}" for t in STATUS_TEMPLATES] + [f"checkup:{c}" for c in CONDITIONS]
+             + ["end:both_win"])
 
     def check(name: str) -> Callable[[], None]:
         return lambda: _check(name)

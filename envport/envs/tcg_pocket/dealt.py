@@ -3,27 +3,26 @@
 The loop's engine (``jax_engine/jax_env.TcgPocket``) deals its own resets ten Colorless-cost
 plain Basics (its translation needed only some legal deck: the verifier starts every compared
 game from the reference's dealt state). A benchmark or a training run of the ``status`` engine
-should play ``status`` games, so this subclass deals each player one of ``N_DECKS`` decks that
+should play ``status`` games, so this factory's engine deals each player one of ``N_DECKS``
+decks that
 the reference's own deck builder (``deck.random_status_deck``) made once, at construction, from
-fixed seeds, each with its Energy types; the rest of the reset (the shuffles, the opening hands,
-the first-player coin, the setup decisions) is the loop's ``rules.new_game``. Nothing of the
-step changes: L2 and L3 never call ``reset``.
+fixed seeds, each with its Energy types (``TcgPocket(decks=...)``, a hand edit of the loop's
+class); the rest of the reset (the shuffles, the opening hands, the first-player coin, the setup
+decisions) is the loop's ``rules.new_game``. Nothing of the step changes: L2 and L3 never call
+``reset``. A factory, not a subclass: a subclass would bind the original class, and a mutant of
+``TcgPocket`` would never be built (``envport mutate`` would call it equivalent).
 """
 
 from __future__ import annotations
 
 from functools import cache
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from envport.core.seeds import derive_seed
-from envport.envs.tcg_pocket.jax_engine import rng as R
-from envport.envs.tcg_pocket.jax_engine import rules
-from envport.envs.tcg_pocket.jax_engine.config import Params
+from envport.envs.tcg_pocket.jax_engine import jax_env
 from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
-from envport.envs.tcg_pocket.jax_engine.state import MAX_TYPES, ZONE, State, blank
+from envport.envs.tcg_pocket.jax_engine.state import MAX_TYPES, ZONE
 
 N_DECKS = 512
 DECK_SEED = 20261201  # the decks are the same in every process
@@ -47,23 +46,10 @@ def status_decks(n: int = N_DECKS, seed: int = DECK_SEED) -> tuple[np.ndarray, n
     return cards, types
 
 
-class StatusDealtTcgPocket(TcgPocket):
-    """:class:`TcgPocket` whose resets deal two of :func:`status_decks` (uniformly, with
-    replacement) instead of the loop's Colorless Basics."""
-
-    def __init__(self, n_decks: int = N_DECKS) -> None:
-        if n_decks < 1:
-            raise ValueError(f"n_decks must be at least 1, got {n_decks}")
-        cards, types = status_decks(n_decks)
-        self.deck_cards, self.deck_types = jnp.asarray(cards), jnp.asarray(types)
-
-    def reset(self, key: jax.Array, params: Params | None = None) -> tuple[State, jax.Array]:
-        params = self.default_params() if params is None else params
-        k0, k1, k2 = jax.random.split(key, 3)
-        n = self.deck_cards.shape[0]
-        i = jnp.stack([jax.random.randint(k, (), 0, n) for k in (k0, k1)])
-        seed = jax.random.bits(k2, (), jnp.uint32)
-        s = blank().replace(deck=self.deck_cards[i], energy_types=self.deck_types[i],
-                            rng=jnp.stack([R.seed_key(seed), jnp.uint32(0)]))
-        s = rules.new_game(s, params)
-        return s, self.observe(s)
+def StatusDealtTcgPocket(n_decks: int = N_DECKS) -> TcgPocket:
+    """The loop's :class:`TcgPocket`, looked up in its module at call time (so that a mutant of
+    the class, which ``envport mutate`` executes in that module, is the one built), dealing
+    two of :func:`status_decks` (uniformly, with replacement) at each reset."""
+    if n_decks < 1:
+        raise ValueError(f"n_decks must be at least 1, got {n_decks}")
+    return jax_env.TcgPocket(decks=status_decks(n_decks))

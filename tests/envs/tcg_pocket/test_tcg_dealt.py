@@ -36,5 +36,6 @@ def test_dealt_reset_is_a_state_the_reference_plays_on():
         assert np.array_equal(ref.action_mask(), np.asarray(mask(states)[i]))
         seen |= {int(x) for x in np.asarray(s.deck).ravel()} | {
             int(x) for x in np.asarray(s.hand).ravel()}
-    decks = {int(x) for x in env.deck_cards.ravel()}
+    assert env.decks is not None
+    decks = {int(x) for x in np.asarray(env.decks[0]).ravel()}
     assert seen - {0} <= decks and len(seen) > 10

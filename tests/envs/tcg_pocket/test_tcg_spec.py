@@ -133,4 +133,5 @@ def test_l1_components_cover_every_template_and_condition(spec):
     from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES
 
     want = {f"template:{t}" for t in STATUS_TEMPLATES} | {f"checkup:{c}" for c in CONDITIONS}
+    want.add("end:both_win")
     assert set(spec.verification.components) == want == set(components())

@@ -47,15 +47,27 @@ class TcgPocket(Environment[State, Params]):
         "recorded_interaction": True,
     }
 
+    def __init__(self, decks: tuple[Any, Any] | None = None) -> None:
+        # Hand edit after the loop: (card ids int16[n, 20], Energy types int8[n, 3]) of decks
+        # the resets deal two of (``dealt.py``: the reference's status decks); None: the
+        # loop's own decks of Colorless Basics.
+        self.decks = None if decks is None else (jnp.asarray(decks[0], jnp.int16),
+                                                 jnp.asarray(decks[1], jnp.int8))
+
     def default_params(self) -> Params:
         return config.default_params()
 
     def reset(self, key: jax.Array, params: Params | None = None) -> tuple[State, jax.Array]:
         params = self.default_params() if params is None else params
         k0, k1, k2 = jax.random.split(key, 3)
-        (d0, t0), (d1, t1) = deck.random_deck(k0), deck.random_deck(k1)
+        if self.decks is None:
+            (d0, t0), (d1, t1) = deck.random_deck(k0), deck.random_deck(k1)
+            cards, types = jnp.stack([d0, d1]), jnp.stack([t0, t1])
+        else:
+            i = jnp.stack([jax.random.randint(k, (), 0, self.decks[0].shape[0]) for k in (k0, k1)])
+            cards, types = self.decks[0][i], self.decks[1][i]
         seed = jax.random.bits(k2, (), jnp.uint32)
-        s = blank().replace(deck=jnp.stack([d0, d1]), energy_types=jnp.stack([t0, t1]),
+        s = blank().replace(deck=cards, energy_types=types,
                             rng=jnp.stack([R.seed_key(seed), jnp.uint32(0)]))
         s = rules.new_game(s, params)
         return s, self.observe(s)

@@ -61,6 +61,13 @@ def seed_key(seed: jax.Array) -> jax.Array:
     return mix32(jnp.asarray(seed, U32) ^ mix32(U32(0)))
 
 
+def _zero(rng: jax.Array) -> jax.Array:
+    """int32 0 computed from ``rng``: a loop's initial counter must vary with the state as its
+    output does, or ``shard_map`` (the benchmark's one device per core) rejects the loop (hand
+    fix after the loop, found by ``envport bench``; a constant 0 under ``vmap`` is the same)."""
+    return (rng[0] & U32(0)).astype(jnp.int32)
+
+
 def heads(rng: jax.Array, n: jax.Array, most: int) -> tuple[jax.Array, jax.Array]:
     """The number of heads in ``n`` coins (``n <= most``, a static bound): the reference's
     ``sum(rng.coin() for _ in range(n))``, drawing exactly ``n`` words."""
@@ -71,7 +78,7 @@ def heads(rng: jax.Array, n: jax.Array, most: int) -> tuple[jax.Array, jax.Array
         on = k < n
         return count + jnp.where(on & h, 1, 0), jnp.where(on, r2, r)
 
-    return jax.lax.fori_loop(0, most, body, (jnp.int32(0), rng))
+    return jax.lax.fori_loop(0, most, body, (_zero(rng), rng))
 
 
 def heads_until_tails(rng: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -86,5 +93,6 @@ def heads_until_tails(rng: jax.Array) -> tuple[jax.Array, jax.Array]:
         h, r = coin(r)
         return count + jnp.where(h, 1, 0), r, h
 
-    count, rng, _ = jax.lax.while_loop(cond, body, (jnp.int32(0), rng, jnp.bool_(True)))
+    zero = _zero(rng)
+    count, rng, _ = jax.lax.while_loop(cond, body, (zero, rng, zero == 0))
     return count, rng
