@@ -10,6 +10,8 @@ import argparse
 import json
 from pathlib import Path
 
+import pytest
+
 from envport.agent.commands import register
 from envport.agent.ledger import Ledger
 
@@ -23,6 +25,7 @@ def envport(*argv: str) -> int:
     return handlers[args.command](args)
 
 
+@pytest.mark.slow  # 46 s; the repair loop on small modules stays in test_agent_loop.py
 def test_scripted_cartpole_is_repaired_and_reaches_l3(tmp_path):
     run_dir = tmp_path / "cartpole-demo"
     code = envport("translate", "--reference",

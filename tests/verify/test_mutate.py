@@ -6,6 +6,8 @@ from __future__ import annotations
 import inspect
 import json
 
+import pytest
+
 from envport.core.registry import spec
 from envport.envs.cartpole import bridge as cartpole_bridge
 from envport.verify import mutation as mutate
@@ -89,6 +91,7 @@ def test_mutate_kills_a_physics_bug_and_recognises_an_equivalent_mutant(tmp_path
     json.dumps(data)  # the --json output is plain JSON
 
 
+@pytest.mark.slow  # 46 s; a mode-only bug found by verify stays in test_modes_seeds_params.py
 def test_a_mutant_of_a_non_default_mode_is_killed_in_that_mode():
     """A later sub-frame's reward kept from the sub-frame before (arguments 2 and 3 of
     `jnp.where(live, n_reward, reward)` swapped): frameskip 1 never traces that code, so in the

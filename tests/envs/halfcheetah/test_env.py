@@ -132,6 +132,7 @@ def test_interaction_float32():
     assert report.passed, report.to_prompt()
 
 
+@pytest.mark.slow  # 25 s; test_interaction_float32 stays in the default suite
 def test_interaction_float64():
     with jax.enable_x64(True):
         report = verify(variant(dtype="float64"), ("interaction",), states=40)
@@ -194,6 +195,7 @@ def test_the_contact_frame_of_a_capsule_along_the_normal_is_mujocos_default():
     assert np.isfinite(np.asarray(con.tangent)).all()
 
 
+@pytest.mark.slow  # 24 s; two devices stay in tests/train and tests/scale
 def test_the_step_runs_split_over_two_devices():
     """The bench (and PPO on several devices) runs the physics under shard_map: every loop
     carry must vary over the devices like the data (a constant-initialised one fails to trace
