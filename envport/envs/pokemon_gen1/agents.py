@@ -389,7 +389,7 @@ def match_jax(battles: int, seed: int = 0, max_steps: int = 3000) -> Match:
     import time
 
     from envport.core.seeds import derive_key
-    from envport.envs.pokemon_gen1.env import EnvState, PokemonGen1
+    from envport.envs.pokemon_gen1.env import PokemonGen1
 
     env = PokemonGen1()
     t0 = time.perf_counter()
@@ -405,19 +405,31 @@ def match_jax(battles: int, seed: int = 0, max_steps: int = 3000) -> Match:
         p2 = jnp.where(side == 0, r[:, 1], h[:, 1])
         return jnp.stack([p1, p2], -1)
 
+    winners, steps = play_out(choose, state, seed, max_steps)
+    return _tally("jax", winners, side, steps, time.perf_counter() - t0)
+
+
+def play_out(choose: Any, state: Any, seed: int, max_steps: int = 3000) -> tuple[np.ndarray, int]:
+    """Steps a batch of JAX battles (an ``env.EnvState`` batch) with ``choose(key, state) ->
+    int32[B, 2]`` until every battle has ended or ``max_steps``; each player's record of what
+    it has seen follows the battle. Returns the winners (``state.WINNER_*``) and the steps."""
+    from envport.core.seeds import derive_key
+    from envport.envs.pokemon_gen1.env import EnvState
+
     step = E.compiled(True)
-    b = state.battle
+    seen_after = jax.jit(jax.vmap(lambda b, s: SS.seen_after(b, s, jnp)))
+    b, seen = state.battle, state.seen
     k = derive_key(seed, 1)
     steps = 0
     for _ in range(max_steps):
         if bool(jnp.all(b.ended)):
             break
         k, sub = jax.random.split(k)
-        c = choose(sub, EnvState(battle=b, seen=state.seen))
+        c = choose(sub, EnvState(battle=b, seen=seen))
         b, _ = step(b, c[:, 0], c[:, 1])
+        seen = seen_after(b, seen)
         steps += 1
-    winners = np.asarray(b.winner)
-    return _tally("jax", winners, side, steps, time.perf_counter() - t0)
+    return np.asarray(b.winner), steps
 
 
 def match_showdown(battles: int, seed: int = 0, worker: Any = None, max_steps: int = 3000

@@ -427,7 +427,7 @@ def envport_match(policy: str, opponent: str, battles: int, seed: int = 0,
     import jax.numpy as jnp
 
     from envport.core.seeds import derive_key
-    from envport.envs.pokemon_gen1.env import EnvState, PokemonGen1
+    from envport.envs.pokemon_gen1.env import PokemonGen1
 
     env = PokemonGen1()
     t0 = time.perf_counter()
@@ -464,20 +464,7 @@ def envport_match(policy: str, opponent: str, battles: int, seed: int = 0,
         p2 = jnp.where(side == 0, b[:, 1], a[:, 1])
         return jnp.stack([p1, p2], -1)
 
-    step = E.compiled(True)
-    seen_after = jax.jit(jax.vmap(lambda b, s: SS.seen_after(b, s, jnp)))
-    b, seen = state.battle, state.seen
-    k = derive_key(seed, 1)
-    steps = 0
-    for _ in range(max_steps):
-        if bool(jnp.all(b.ended)):
-            break
-        k, sub = jax.random.split(k)
-        c = choose(sub, EnvState(battle=b, seen=seen))
-        b, _ = step(b, c[:, 0], c[:, 1])
-        seen = seen_after(b, seen)
-        steps += 1
-    winners = np.asarray(b.winner)
+    winners, steps = A.play_out(choose, state, seed, max_steps)
     sides = np.arange(battles) % 2
     won = winners == np.where(sides == 0, 1, 2)
     lost = winners == np.where(sides == 0, 2, 1)
