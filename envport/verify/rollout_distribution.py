@@ -549,11 +549,12 @@ def reference_sample(executor: Executor, spec: EnvSpec, settings: Settings, cols
         yield from parts
 
 
+# The params are arguments, not constants of the program: param mutants of one environment
+# (``horizon_study mutants``) then lower to the same program, which the persistent compilation
+# cache compiles once for all of them.
 @cache
 def _batched_step(env: Environment) -> Callable:
-    params = env.default_params()
-
-    def step(keys: jax.Array, t: jax.Array, state: Any, action: jax.Array) -> Any:
+    def step(keys: jax.Array, t: jax.Array, state: Any, action: jax.Array, params: Any) -> Any:
         def one(k: jax.Array, s: Any, a: jax.Array) -> Any:
             r = env.step(jax.random.fold_in(k, t), s, a, params)
             return r.state, r.obs, r.reward, r.terminated, r.truncated
@@ -564,8 +565,7 @@ def _batched_step(env: Environment) -> Callable:
 
 @cache
 def _batched_reset(env: Environment) -> Callable:
-    params = env.default_params()
-    return jax.jit(jax.vmap(lambda k: env.reset(k, params)))
+    return jax.jit(jax.vmap(lambda k, params: env.reset(k, params), in_axes=(0, None)))
 
 
 def _episodes_of(batch: RefState, episodes: int, which: Sequence[int] | None = None
@@ -585,7 +585,8 @@ def translation_sample(env: Environment, spec: EnvSpec, settings: Settings, cols
     keys = jnp.stack([derive_key(seed, _TAG, TRANSLATION_SIDE, policy_index(kind), i)
                       for i in range(episodes)])
     reset_keys, step_keys = jax.vmap(jax.random.split, out_axes=1)(keys)
-    state, obs = _batched_reset(env)(reset_keys)
+    params = env.default_params()
+    state, obs = _batched_reset(env)(reset_keys, params)
     policy.start(episode_rngs(seed, TRANSLATION_SIDE, kind, range(episodes)))
     space = env.action_space()
     adim = int(np.prod(space.shape, dtype=int))
@@ -605,7 +606,8 @@ def translation_sample(env: Environment, spec: EnvSpec, settings: Settings, cols
                       zip(_episodes_of(ref_state, episodes), alive, strict=True)]
         action = policy.act(obs_np, states).astype(space.dtype).reshape(episodes,
                                                                          *space.shape)
-        state, obs, reward, terminated, truncated = step(step_keys, jnp.int32(t), state, action)
+        state, obs, reward, terminated, truncated = step(step_keys, jnp.int32(t), state, action,
+                                                         params)
         obs_np = np.asarray(obs, np.float64).reshape(episodes, -1)
         ref_state = bridge.from_jax(state)
         term, trunc = np.asarray(terminated), np.asarray(truncated)

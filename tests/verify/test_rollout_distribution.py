@@ -21,6 +21,8 @@ from envport.verify import verify
 from envport.verify.rollout_distribution import (
     LAYER,
     ReferenceCache,
+    _batched_reset,
+    _batched_step,
     check_rollout_distribution,
     detectable_d,
     episodes_for,
@@ -79,6 +81,23 @@ def test_a_two_percent_pole_mass_is_caught_and_named():
     # the heavier pole slows the cart's response: the spread of x_dot's step change drops
     assert "x_dot" in first.test_id and "translation lower" in first.message
     assert "@" in first.test_id  # the time window is named
+
+
+def test_param_mutants_lower_to_one_program():
+    # What lets `horizon_study mutants` compile once for all mutants: the params are arguments
+    # of the batched step, so two mutants differ in the arguments, not in the program.
+    import jax
+    import jax.numpy as jnp
+
+    def programs(env: CartPole) -> tuple[str, str]:
+        params = env.default_params()
+        keys = jax.random.split(jax.random.key(0), 4)
+        state, _ = _batched_reset(env)(keys, params)
+        step = _batched_step(env).lower(keys, jnp.int32(0), state, jnp.zeros(4, jnp.int32),
+                                        params)
+        return _batched_reset(env).lower(keys, params).as_text(), step.as_text()
+
+    assert programs(CartPole(masspole=0.102)) == programs(CartPole())
 
 
 def test_the_reference_against_itself_raises_no_alarm():

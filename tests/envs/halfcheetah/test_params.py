@@ -113,6 +113,7 @@ def test_one_compiled_step_serves_301_param_sets_each_like_its_reference(env, vs
     assert len(row_diffs(res, expected)) > N // 2
 
 
+@pytest.mark.slow  # 32 s (its own compile); the 301 param sets stay in the default suite
 def test_traced_default_params_step_as_the_compiled_in_constants(env, vstep, calls):
     """Default params as traced data step like default params closed over as constants (the
     compiled model's values, folded by XLA): the same up to float32 rounding."""
@@ -127,6 +128,7 @@ def test_traced_default_params_step_as_the_compiled_in_constants(env, vstep, cal
     np.testing.assert_array_equal(np.asarray(traced.truncated), np.asarray(const.truncated))
 
 
+@pytest.mark.slow  # 30 s (its own compile); the 301 param sets stay in the default suite
 def test_params_and_states_vmapped_separately(env):
     """vmap over params outside a vmap over states (the layout rule nests: params batched at
     one level, states at the other) gives each (params, state) pair its reference's step."""

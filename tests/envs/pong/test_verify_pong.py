@@ -103,7 +103,16 @@ MUTANTS: dict[str, tuple[str, str, dict[str, Any]] | None] = {
 }
 
 
-@pytest.mark.parametrize("name", list(MUTANTS))
+# One mutant of each kind stays in the default suite (a constant, a comparison, a dropped
+# update, a mode-only bug, a default baked in); the others (~6 s each) run under `slow`.
+DEFAULT_SUITE_MUTANTS = {"paddle speed 8 -> 9 (constant)", "left edge < -> > (comparison)",
+                         "tick not advanced (dropped update)", "8e3e754 pays 0.1 per return",
+                         "serve at x = 100 whatever the width (default constant baked in)"}
+
+
+@pytest.mark.parametrize("name", [
+    n if n in DEFAULT_SUITE_MUTANTS else pytest.param(n, marks=pytest.mark.slow)
+    for n in MUTANTS])
 def test_mutant_is_killed(name):
     edit = MUTANTS[name]
     options: dict[str, Any] = {} if edit is None else edit[2]
