@@ -73,12 +73,12 @@ def test_the_batch_observes_as_the_engine_and_plays_the_host_heuristic() -> None
                 break
         assert ended >= 1 and decisions > 30 and saved is not None
         # resume from the saved state: the same observations, and the same battles after it
-        state, saved_obs, _ = saved
-        vec.set_state(state)
+        snapshot, saved_obs, _ = saved
+        vec.set_state(snapshot)
         np.testing.assert_array_equal(np.stack([SS.observe(f, f["mask"], np)[0]
                                                 for f in vec.flat_states()]), saved_obs)
         again = [vec.step(np.zeros(3, np.int32))[0] for _ in range(3)]
-        vec.set_state(state)
+        vec.set_state(snapshot)
         replay = [vec.step(np.zeros(3, np.int32))[0] for _ in range(3)]
         for x, y in zip(again, replay, strict=True):
             np.testing.assert_array_equal(x, y)
@@ -103,12 +103,12 @@ def _program() -> Any:
     return program("pokemon-gen1", {"opponent": "random"}, cfg)
 
 
-def test_masked_ppo_trains_on_the_reference_backend_and_resumes() -> None:
-    """One tiny update against the random player samples only legal choices (the trajectory's
-    masks are Showdown's), and a saved state (pickled, as checkpoints are) loads and trains
-    on."""
-    import pickle
+def _batch(trainer: Any) -> VR.PokemonVectorReference:
+    assert isinstance(trainer.vec, VR.PokemonVectorReference)
+    return trainer.vec
 
+
+def _one_update() -> tuple[Any, Any, Any, list]:
     from envport.train.host_rollout import HostTrainer
 
     prog = _program()
@@ -116,22 +116,44 @@ def test_masked_ppo_trains_on_the_reference_backend_and_resumes() -> None:
     trainer = HostTrainer(prog)
     state = trainer.init(1)
     state, rows = trainer.run(state, 1)
-    traj = trainer.last_traj
-    assert traj is not None and traj.mask is not None
-    mask, action = np.asarray(traj.mask), np.asarray(traj.action)
-    assert mask.shape == (TINY["num_steps"], TINY["num_envs"], E.N_CHOICES)
-    assert np.take_along_axis(mask, action[..., None], -1).all()  # only legal choices sampled
-    assert all(np.isfinite(v) for v in rows[0].values())
+    return prog, trainer, state, rows
+
+
+def test_masked_ppo_trains_on_the_reference_backend() -> None:
+    """One tiny update against the random player samples only legal choices (the trajectory's
+    masks are Showdown's) and its losses are finite."""
+    _, trainer, _, rows = _one_update()
+    try:
+        traj = trainer.last_traj
+        assert traj is not None and traj.mask is not None
+        mask, action = np.asarray(traj.mask), np.asarray(traj.action)
+        assert mask.shape == (TINY["num_steps"], TINY["num_envs"], E.N_CHOICES)
+        assert np.take_along_axis(mask, action[..., None], -1).all()  # only legal sampled
+        assert all(np.isfinite(v) for v in rows[0].values())
+    finally:
+        _batch(trainer).close()
+
+
+@pytest.mark.slow  # a second batch of Node workers and battles re-imported
+def test_a_reference_backend_run_resumes_from_its_saved_state() -> None:
+    """A saved state (pickled, as checkpoints are) loads into a new trainer: Showdown holds the
+    same battles (the same observations) and training goes on."""
+    import pickle
+
+    from envport.train.host_rollout import HostTrainer
+
+    prog, trainer, state, _ = _one_update()
     saved = pickle.loads(pickle.dumps(trainer.save(state)))
-    trainer.vec.close()  # type: ignore[union-attr]
+    _batch(trainer).close()
     again = HostTrainer(prog)
-    state = again.load(1, saved)
-    restored = np.stack([SS.observe(f, f["mask"], np)[0]
-                         for f in again.vec.flat_states()])  # type: ignore[union-attr]
-    np.testing.assert_array_equal(restored, saved["host"]["obs"])  # Showdown re-imported them
-    _, rows = again.run(state, 1)
-    assert all(np.isfinite(v) for v in rows[0].values())
-    again.vec.close()  # type: ignore[union-attr]
+    try:
+        state = again.load(1, saved)
+        restored = np.stack([SS.observe(f, f["mask"], np)[0] for f in _batch(again).flat_states()])
+        np.testing.assert_array_equal(restored, saved["host"]["obs"])
+        _, rows = again.run(state, 1)
+        assert all(np.isfinite(v) for v in rows[0].values())
+    finally:
+        _batch(again).close()
 
 
 @pytest.mark.slow  # ~40 s here: Node workers, the compiled update and two updates
