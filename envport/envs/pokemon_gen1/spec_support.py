@@ -305,14 +305,16 @@ def observe(flat: Mapping[str, Any], masks: Any, xp: Any = np) -> Any:
     percentage, used base moves by move id, status, fainted, types; its active's stages and
     announced volatiles), p's legal mask (``masks[p]``) and turn / 1000. The volatiles Showdown
     does not announce (:data:`HIDDEN_VOLATILES`) are left out on both sides."""
+    return xp.stack([observe_player(flat, masks, p, xp) for p in (0, 1)]).astype(np.float32)
+
+
+def observe_player(flat: Mapping[str, Any], masks: Any, p: int, xp: Any = np) -> Any:
+    """Row ``p`` of :func:`observe` alone (``float32[OBS_SIZE]``, the same operations)."""
     turn = _scale(xp.asarray(flat["battle.turn"]), 1000, xp).reshape(1)
-    rows = []
-    for p in (0, 1):
-        mine, theirs = _side(flat, p, xp), as_client_sees(_side(flat, 1 - p, xp), xp)
-        parts = (_side_view(mine, True, xp) + _side_view(theirs, False, xp)
-                 + [_f(xp.asarray(masks)[p], xp), turn])
-        rows.append(xp.concatenate(parts))
-    return xp.stack(rows).astype(np.float32)
+    mine, theirs = _side(flat, p, xp), as_client_sees(_side(flat, 1 - p, xp), xp)
+    parts = (_side_view(mine, True, xp) + _side_view(theirs, False, xp)
+             + [_f(xp.asarray(masks)[p], xp), turn])
+    return xp.concatenate(parts).astype(np.float32)
 
 
 # ---- L2's perturb hook ---------------------------------------------------------------------------

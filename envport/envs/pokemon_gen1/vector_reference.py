@@ -13,8 +13,8 @@ persistent Node workers, as player 0 against a fixed opponent played on the host
   (one host thread each waits for its worker's reply and bridges its battles).
 * **Observation and mask**: the same functions as the JAX environment's, on the bridge's flat
   state of the export (``bridge.from_showdown``, ``spec_support.flat_state`` with ``seen``):
-  player 0's row of ``spec_support.observe``, and player 0's legal choices from Showdown's own
-  request (``spec_support.mask_from_request``), in :meth:`action_masks`.
+  player 0's row of ``spec_support.observe`` (``observe_player``), and player 0's legal choices
+  from Showdown's own request (``spec_support.mask_from_request``), in :meth:`action_masks`.
 * **The opponent** (player 1) chooses on the host from that same flat state: the heuristic is
   ``agents.decide`` on the :class:`agents.View` ``agents.view_jax`` builds from the JAX state
   (here from the flat state, in numpy: :func:`view_of`), with Showdown's mask; the random player
@@ -199,7 +199,8 @@ class PokemonVectorReference:
             self._flat[i] = flat_of(export, turn, np.zeros((2, S.TEAM_SIZE), bool))
 
     def _observations(self) -> np.ndarray:
-        return np.stack([SS.observe(f, f["mask"], np)[0] for f in self._flat if f is not None])
+        return np.stack([SS.observe_player(f, f["mask"], 0, np)
+                         for f in self._flat if f is not None])
 
     # ---- HostVectorEnv -------------------------------------------------------------------------
     def reset(self) -> np.ndarray:
