@@ -41,7 +41,12 @@ ALIASES: dict[str, str] = {"translation": "jax"}
 
 class HostVectorEnv(Protocol):
     """A batch of environments stepped on the host (NumPy in, NumPy out), same-step autoreset:
-    the step that ends an episode returns the next episode's first observation."""
+    the step that ends an episode returns the next episode's first observation.
+
+    A batch for masked PPO (its translation has an ``action_mask`` hook: a two-player game
+    against a fixed opponent) also has ``action_masks() -> bool[num_envs, A]``, the legal
+    actions at the observations the last ``reset`` / ``step`` returned (``host_rollout.py``
+    reads it before each policy step)."""
 
     num_envs: int
     observation_space: Space

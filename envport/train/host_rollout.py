@@ -7,6 +7,12 @@ executable (:meth:`envport.train.program.Program.learn`), the same hyperparamete
 Per rollout step: the policy runs jitted on the batch of observations (split over the devices
 like the JAX rollout), its actions go to NumPy, and the reference's batch
 (:func:`envport.train.backends.vector_reference`) steps them with same-step autoreset.
+
+Masked PPO (a translation with an ``action_mask`` hook, ``Program.masked``: a two-player game
+against a fixed opponent) needs the host batch's legal actions at each observation:
+``vec.action_masks() -> bool[num_envs, A]`` (see ``backends.HostVectorEnv``). The policy then
+samples among them as the JAX rollout does (:meth:`HostTrainer._masked_act`, the same key
+splits), and the masks ride in the trajectory (``Transition.mask``) for the same update.
 """
 
 from __future__ import annotations
@@ -19,7 +25,15 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from envport.train.backends import HostVectorEnv, make_backend
 from envport.train.ppo import AXIS, Array, Params, TrainState, Transition
-from envport.train.program import NO_CLOCK, PhaseClock, Program, host_tree, restore_tree
+from envport.train.program import (
+    BAT,
+    NO_CLOCK,
+    REP,
+    PhaseClock,
+    Program,
+    host_tree,
+    restore_tree,
+)
 
 
 class HostState(NamedTuple):
@@ -41,16 +55,11 @@ class HostTrainer:
     ``EnvSpec.backend == "host"`` environment, see ``backends.make_backend``)."""
 
     def __init__(self, prog: Program, kind: str = "reference") -> None:
-        if prog.masked:
-            # The host batch would have to return its legal masks with each observation (a
-            # HostVectorEnv.action_masks()), and host_act take them: not wired yet.
-            raise ValueError(f"{prog.name}: the {kind!r} backend steps a host batch, which has "
-                             "no action masks yet; masked PPO (an opponent's game) trains on "
-                             "the JAX backend only")
         self.prog = prog
         self.kind = kind
         self.cfg = prog.cfg
         self.vec: HostVectorEnv | None = None
+        self.last_traj: Transition | None = None
         mesh = prog.mesh
         self._rep = NamedSharding(mesh, PartitionSpec())
         self._bat = NamedSharding(mesh, PartitionSpec(AXIS))
@@ -60,6 +69,10 @@ class HostTrainer:
         prog, cfg = self.prog, self.cfg
         self.vec = make_backend(prog.name, self.kind, cfg.num_envs, seed,
                                 **prog.env_kwargs).vec
+        if prog.masked and not callable(getattr(self.vec, "action_masks", None)):
+            raise ValueError(f"{prog.name}: masked PPO on the {self.kind!r} backend needs the "
+                             "host batch's legal actions, and this batch has no "
+                             "action_masks() -> bool[num_envs, A]")
         train, key = prog.init_train(seed)
         key = jax.random.split(key)[0]  # the JAX backend's env-reset split: same key schedule
         assert self.vec is not None
@@ -73,10 +86,42 @@ class HostTrainer:
     def _put(self, obs: np.ndarray, first: np.ndarray) -> tuple[Array, Array]:
         return jax.device_put((obs, first), self._bat)
 
+    def _masks(self) -> np.ndarray | None:
+        if not self.prog.masked:
+            return None
+        assert self.vec is not None
+        return np.asarray(self.vec.action_masks(), np.bool_)  # type: ignore[attr-defined]
+
+    def _act(self, state: HostState, carry: Array, obs: np.ndarray, first: np.ndarray,
+             mask: np.ndarray | None, k_roll: Array) -> Any:
+        """The compiled policy step of this run (a lookup after the first call)."""
+        if mask is None:
+            return self.prog.host_act(state.train, carry, *self._put(obs, first), k_roll)
+        return self._masked_act(state.train, carry, *self._put(obs, first),
+                                jax.device_put(mask, self._bat), k_roll)
+
+    def _masked_act(self, train: TrainState, carry: Array, obs: Array, first: Array,
+                    mask: Array, k_roll: Array) -> Any:
+        """``Program.host_act`` with the legal actions: ``(params, carry, obs, first, mask,
+        k_roll) -> (carry, raw action, env action, logp, value, k_roll)``, sampling among the
+        legal actions as ``ppo.make_rollout`` does with its ``action_mask`` (same key splits)."""
+        prog, policy = self.prog, self.prog.policy
+
+        def act(params: Params, carry: Array, obs: Array, first: Array, mask: Array,
+                k_roll: Array) -> tuple[Array, ...]:
+            k, k_act, _k_env = jax.random.split(k_roll[0], 3)
+            carry, dist, value = policy.apply(params, carry, obs[None], first[None], mask[None])
+            raw = dist.sample(k_act)
+            logp = dist.log_prob(raw)[0]
+            return carry, raw[0], policy.env_action(raw[0]), logp, value[0], k[None]
+
+        return prog._cached("act_masked", lambda: prog._shard_jit(
+            act, (REP, BAT, BAT, BAT, BAT, BAT), (BAT, BAT, BAT, BAT, BAT, BAT)).lower(
+                train.params, carry, obs, first, mask, k_roll).compile())
+
     def compile(self, state: HostState) -> None:
         _, k_roll, _ = self.prog.host_keys(state.key)
-        self.prog.host_act(state.train, state.carry, *self._put(state.obs, state.first),
-                           k_roll)
+        self._act(state, state.carry, state.obs, state.first, self._masks(), k_roll)
         self.prog.learn(state.train)
 
     def _update(self, state: HostState, clock: PhaseClock) -> tuple[HostState, dict[str, float]]:
@@ -90,6 +135,7 @@ class HostTrainer:
         logp_buf = np.empty((t_max, n), np.float32)
         value_buf = np.empty((t_max, n), np.float32)
         actions: list[np.ndarray] = []
+        masks: list[np.ndarray] = []
         obs, first, carry = state.obs, state.first, state.carry
         key, k_roll, k_learn = self.prog.host_keys(state.key)  # as the JAX rollout splits
         ep_return, ep_length = state.ep_return.copy(), state.ep_length.copy()
@@ -97,12 +143,16 @@ class HostTrainer:
         act = None
         clock.start()
         for t in range(t_max):
+            mask = self._masks()  # the legal actions at obs (None: an unmasked run)
             if act is None:  # compiled once per Program (cached): this is a lookup
-                act = self.prog.host_act(state.train, carry, *self._put(obs, first), k_roll)
+                act = self._act(state, carry, obs, first, mask, k_roll)
             # NumPy in: the compiled call transfers it with the sharding it was compiled for,
             # faster than a device_put per array per step.
+            extra = () if mask is None else (mask,)
             carry, raw, env_action, logp, value, k_roll = clock.lap("forward", act(
-                state.train.params, carry, obs, first, k_roll))
+                state.train.params, carry, obs, first, *extra, k_roll))
+            if mask is not None:
+                masks.append(mask)
             env_action, raw = np.asarray(env_action), np.asarray(raw)
             logp_buf[t], value_buf[t] = np.asarray(logp), np.asarray(value)
             clock.lap("transfer")
@@ -120,8 +170,10 @@ class HostTrainer:
             ep_return[done], ep_length[done] = 0.0, 0
             obs, first = next_obs, done
             clock.lap("other")
-        traj = Transition(*(jax.device_put(x, self._time_bat) for x in (
-            obs_buf, first_buf, np.stack(actions), logp_buf, value_buf, reward_buf, done_buf)))
+        fields = [obs_buf, first_buf, np.stack(actions), logp_buf, value_buf, reward_buf,
+                  done_buf] + ([np.stack(masks)] if masks else [])
+        traj = Transition(*(jax.device_put(x, self._time_bat) for x in fields))
+        self.last_traj = traj  # for inspection (tests): the trajectory of the last update
         obs_d, first_d = clock.lap("transfer", self._put(obs, first))
         clock.lap("transfer", traj)
         train, stats = clock.lap("update", self.prog.learn(state.train)(

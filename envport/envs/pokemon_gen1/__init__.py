@@ -75,6 +75,9 @@ SPEC = EnvSpec(
         batch_sizes=(1, 16, 256, 1024, 4096)),
     # PPO as player 0 against a fixed opponent (envport.pettingzoo.VsOpponent, built by
     # envport.train.backends.translation from the ``opponent`` option; --opponent overrides).
-    training=Training(ppo=_training.PPO, env_kwargs=_training.ENV_KWARGS),
+    # The reference backend: Showdown battles over Node workers, the opponent on the host.
+    training=Training(ppo=_training.PPO, env_kwargs=_training.ENV_KWARGS,
+                      make_vector_reference=lazy(
+                          "envport.envs.pokemon_gen1.vector_reference:make")),
     status="verified (supported moves only)",
 )

@@ -9,9 +9,12 @@ the engine's layout (``state.empty`` filled in) and the ``seen`` mask, and :meth
 them to the project's own observation function (``spec_support.flat_state`` then
 ``spec_support.observe``), so a change of the observation flows through unchanged.
 
-What a client cannot know, the record holds in a fixed form, and :func:`client_view` writes an
-engine state in that same form (the observation-equality test compares
-``observe(client record)`` with ``observe(client_view(engine state))`` exactly):
+What a client cannot know, the record holds in a fixed form. The engine's observation shows
+the opponent in that form itself (``spec_support.as_client_sees``, jittable), so
+``observe(client record)`` equals ``observe(engine state)`` exactly: what a policy trained in
+envport reads is what it reads through a client. :func:`client_view` writes a whole engine
+state in the same form with plain loops (an independent writing of it; the tests check
+``observe(client_view(state)) == observe(state)``):
 
 * **the opponent's HP** is a percentage (Showdown's ``HP Percentage Mod``:
   ``ceil(100 hp / maxhp)``, 99 while below full, at least 1 while standing): ``hp`` = that
@@ -41,13 +44,10 @@ from envport.envs.pokemon_gen1 import tables as T
 
 SIDES = ("p1", "p2")
 MAX_PP_GEN1 = 61
-# Volatiles whose presence Showdown's protocol does not show a player (for either side): they
-# start without a message of their own (``lockedmove`` of Thrash / Petal Dance, ``rage``,
-# ``residualdmg`` of Toxic and Leech Seed, the partial-trapping pair, ``flinch``), or are a
-# bookkeeping split of another (``invulnerability`` beside ``twoturnmove``).
-HIDDEN_VOLATILES = ("partiallytrapped", "partialtrappinglock", "fakepartiallytrapped",
-                    "lockedmove", "rage", "flinch", "residualdmg", "invulnerability")
-HIDDEN_BITS = int(sum(S.VOLATILE_BIT[v] for v in HIDDEN_VOLATILES))
+# Volatiles whose presence Showdown's protocol does not show a player (spec_support's list: the
+# engine's observation leaves them out too).
+HIDDEN_VOLATILES = SS.HIDDEN_VOLATILES
+HIDDEN_BITS = SS.HIDDEN_BITS
 # ``|-start|`` / ``|-end|`` effect names -> the engine's volatile.
 START_EFFECTS = {"confusion": "confusion", "substitute": "substitute", "reflect": "reflect",
                  "lightscreen": "lightscreen", "focusenergy": "focusenergy",
@@ -426,6 +426,7 @@ class ClientRecord:
         for k, (name, mon) in enumerate(opp[: S.TEAM_SIZE]):
             t.present[op, k] = seen[op, k] = True
             t.species[op, k], t.level[op, k] = mon["species"], mon["level"]
+            t.types[op, k] = T.SPECIES_TYPES[mon["species"]]  # the active's: below
             t.hp[op, k], t.maxhp[op, k] = mon["hp"], 100
             t.status[op, k] = mon["status"]
             t.fainted[op, k] = mon["fainted"]
@@ -496,6 +497,9 @@ def client_view(flat: Mapping[str, Any], player: int) -> dict[str, np.ndarray]:
         if k == slot:
             new_slot = j
     out["active.slot"][op] = new_slot if slot >= 0 else -1
+    # the copies were resolved into the slots above: the client knows no base/copy split
+    for key in ("base_moves", "base_pp", "base_maxpp", "base_separate", "slot_virtual"):
+        out[f"active.{key}"][op] = 0
     out["active.volatiles"] = (out["active.volatiles"].astype(np.uint32)
                                & np.uint32(~HIDDEN_BITS & 0xFFFFFFFF))
     return out

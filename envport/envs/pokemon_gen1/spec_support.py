@@ -8,11 +8,13 @@
   Equal flat states are equal ``bridge.comparable`` views (``tests/.../test_pokemon_env.py``
   checks it along real battles), and every field of one is a leaf of :class:`state.Battle`, so
   :func:`battle_of` rebuilds the JAX state from it.
-* :func:`observe`: the two players' observations (own team fully, the opponent's as revealed:
-  species seen active, moves whose PP went down, HP, status, stages and volatiles of the active),
-  their legal masks and the turn, as float32 ``[2, OBS_SIZE]``. Written over ``xp`` (numpy for
-  the Showdown side, where the inputs come from Showdown's export and requests; jax.numpy for the
-  translation, where they come from the JAX state and ``engine.legal_mask``).
+* :func:`observe`: the two players' observations, each what that player's Showdown client
+  holds: its own team fully, the opponent's in the client's form (:func:`as_client_sees`: seen
+  Pokemon by species id, HP as Showdown's percentage, used moves by move id; nothing of the
+  opponent's team order, exact HP or unused moves), their legal masks and the turn, as float32
+  ``[2, OBS_SIZE]``. Written over ``xp`` (numpy for the Showdown side, where the inputs come
+  from Showdown's export and requests; jax.numpy for the translation, where they come from the
+  JAX state and ``engine.legal_mask``).
 * :func:`mask_from_request`: Showdown's request -> the engine's 11 choice booleans.
 """
 
@@ -155,10 +157,34 @@ def resolve(choices: Any, masks: Any, xp: Any = np) -> Any:
 
 # flags, species, level, hp; status; moves; pp; stats; types; team position (one-hot)
 OWN_MON = 6 + N_STATUS + 4 + 4 + 5 + 2 + S.TEAM_SIZE
-OPP_MON = 6 + N_STATUS + 4  # seen, active, fainted, species, level, hp; status; revealed moves
+# seen, active, fainted, species, level, hp; status; used moves; types
+OPP_MON = 6 + N_STATUS + 4 + 2
 ACTIVE = 7 + N_VOL  # stages, volatiles
 OBS_SIZE = S.TEAM_SIZE * OWN_MON + ACTIVE + S.TEAM_SIZE * OPP_MON + ACTIVE + E.N_CHOICES + 1
 MASK_OFFSET = OBS_SIZE - E.N_CHOICES - 1
+# Where the opponent's part of a row starts and ends (its team, then its active's stages and
+# volatiles).
+OPP_OFFSET = S.TEAM_SIZE * OWN_MON + ACTIVE
+OPP_END = OPP_OFFSET + S.TEAM_SIZE * OPP_MON + ACTIVE
+
+# Volatiles whose presence Showdown's protocol does not show a player (for either side): they
+# start without a message of their own (``lockedmove`` of Thrash / Petal Dance, ``rage``,
+# ``residualdmg`` of Toxic and Leech Seed, the partial-trapping trio, ``flinch``), or are a
+# bookkeeping split of another (``invulnerability`` beside ``twoturnmove``).
+HIDDEN_VOLATILES = ("partiallytrapped", "partialtrappinglock", "fakepartiallytrapped",
+                    "lockedmove", "rage", "flinch", "residualdmg", "invulnerability")
+HIDDEN_BITS = int(sum(S.VOLATILE_BIT[v] for v in HIDDEN_VOLATILES))
+_SHOWN_BITS = np.uint32(~HIDDEN_BITS & 0xFFFFFFFF)
+
+# The flat state's leaves one side's view reads, by their short name.
+_SIDE_LEAVES = ("team.present", "team.species", "team.level", "team.hp", "team.maxhp",
+                "team.status", "team.fainted", "team.moves", "team.pp", "team.maxpp",
+                "team.stats", "team.types", "team.position", "active.slot", "active.boosts",
+                "active.volatiles", "active.base_moves", "active.base_pp", "active.base_maxpp",
+                "active.base_separate", "active.slot_virtual", "seen")
+# Per team member, what the client's form moves with the member when it reorders the team.
+_MEMBER_LEAVES = ("species", "level", "hp", "status", "fainted", "moves", "pp", "maxpp",
+                  "types")
 
 
 def _f(x: Any, xp: Any) -> Any:
@@ -171,63 +197,124 @@ def _scale(x: Any, n: int, xp: Any) -> Any:
     return _f(x, xp) * np.float32(1.0 / n)
 
 
-def _side_view(flat: Mapping[str, Any], s: int, own: bool, seen: Any, xp: Any) -> list[Any]:
+def _side(flat: Mapping[str, Any], s: int, xp: Any) -> dict[str, Any]:
+    return {k.split(".")[-1]: xp.asarray(flat[k])[s] for k in _SIDE_LEAVES}
+
+
+def _argsort(x: Any, xp: Any) -> Any:
+    if xp is np:
+        return np.argsort(x, kind="stable")
+    return xp.argsort(x)  # jax.numpy sorts stably
+
+
+def showdown_percent(hp: Any, maxhp: Any, xp: Any = np) -> Any:
+    """The HP a player sees of the opponent (``Pokemon.getHealth`` under Showdown's HP
+    Percentage Mod): ``ceil(100 hp / maxhp)``, 99 while below full, 0 when fainted."""
+    hp = xp.asarray(hp).astype(np.int32)
+    mx = xp.maximum(xp.asarray(maxhp).astype(np.int32), 1)
+    pct = (100 * hp + mx - 1) // mx
+    return xp.where(hp <= 0, 0, xp.where((pct == 100) & (hp < mx), 99, pct)).astype(np.int32)
+
+
+def as_client_sees(o: Mapping[str, Any], xp: Any = np) -> dict[str, Any]:
+    """One side's view leaves (:func:`_side`) as the OPPONENT's client holds them
+    (``client.client_view`` writes the same form into a whole flat state, with a loop): the
+    seen Pokemon in slots 0.. by species id (the original order is not shown); HP as Showdown's
+    percentage of a ``maxhp`` of 100; the moves each used (``pp < maxpp``), base slots only
+    (Transform's and Mimic's copies are not the Pokemon's own), in slots 0.. by move id with
+    ``pp`` 0 of ``maxpp`` 1; hidden volatiles clear. Jittable (``xp`` = jax.numpy)."""
+    i32 = np.int32
+    idx = xp.arange(S.TEAM_SIZE)
+    slot = xp.asarray(o["slot"]).astype(i32)
+    shown = xp.asarray(o["present"], bool) & xp.asarray(o["seen"], bool)
+    active = (idx == slot)[:, None]
+    sep = xp.asarray(o["base_separate"], bool)[None, :]
+    virt = xp.asarray(o["slot_virtual"], bool)[None, :]
+
+    def base(key: str) -> Any:
+        row = xp.asarray(o[key]).astype(i32)
+        return xp.where(active & sep, xp.asarray(o["base_" + key]).astype(i32)[None, :],
+                        xp.where(active & virt, 0, row))
+
+    moves, pp, maxpp = base("moves"), base("pp"), base("maxpp")
+    used = (moves > 0) & (pp < maxpp)
+    by_id = xp.sort(xp.where(used, moves, 1 << 16), axis=-1)
+    moves = xp.where(by_id < (1 << 16), by_id, 0)
+    member = {k: xp.asarray(o[k]) for k in _MEMBER_LEAVES}
+    member.update(moves=moves, pp=xp.zeros_like(moves), maxpp=(moves > 0).astype(i32),
+                  hp=showdown_percent(o["hp"], o["maxhp"], xp))
+    order = _argsort(xp.where(shown, xp.asarray(o["species"]).astype(i32), 1000 + idx), xp)
+    kept = idx < shown.sum()
+    out = {k: xp.where(kept.reshape((-1,) + (1,) * (v.ndim - 1)), v[order], xp.zeros_like(v))
+           for k, v in member.items()}
+    here = (order == slot) & kept
+    out.update(present=kept, seen=kept, maxhp=xp.where(kept, 100, 0).astype(i32),
+               slot=xp.where(here.any(), xp.argmax(here), -1).astype(i32),
+               boosts=xp.asarray(o["boosts"]),
+               volatiles=xp.asarray(o["volatiles"]).astype(np.uint32) & _SHOWN_BITS)
+    return out
+
+
+def _side_view(o: Mapping[str, Any], own: bool, xp: Any) -> list[Any]:
     f32 = np.float32
-    present = xp.asarray(flat["team.present"])[s]
-    slot = xp.asarray(flat["active.slot"])[s].astype(np.int32)
+    present = xp.asarray(o["present"], bool)
+    slot = xp.asarray(o["slot"]).astype(np.int32)
     is_active = xp.arange(S.TEAM_SIZE) == slot
-    fainted = xp.asarray(flat["team.fainted"])[s]
-    hp = _f(xp.asarray(flat["team.hp"])[s], xp) / _f(xp.maximum(
-        xp.asarray(flat["team.maxhp"])[s].astype(np.int32), 1), xp)
-    status = xp.asarray(flat["team.status"])[s].astype(np.int32)
+    fainted = xp.asarray(o["fainted"], bool)
+    hp = _f(o["hp"], xp) / _f(xp.maximum(xp.asarray(o["maxhp"]).astype(np.int32), 1), xp)
+    status = xp.asarray(o["status"]).astype(np.int32)
     status_1h = status[:, None] == xp.arange(N_STATUS)
-    moves = xp.asarray(flat["team.moves"])[s].astype(np.int32)
-    pp = xp.asarray(flat["team.pp"])[s].astype(np.int32)
-    maxpp = xp.asarray(flat["team.maxpp"])[s].astype(np.int32)
-    shown = present if own else present & xp.asarray(seen)[s]
+    moves = xp.asarray(o["moves"]).astype(np.int32)
+    pp = xp.asarray(o["pp"]).astype(np.int32)
+    maxpp = xp.asarray(o["maxpp"]).astype(np.int32)
+    shown = present if own else present & xp.asarray(o["seen"], bool)
     cols = [
         _f(shown, xp)[:, None], _f(is_active & present, xp)[:, None],
         _f(fainted & shown, xp)[:, None],
-        _scale(xp.where(shown, xp.asarray(flat["team.species"])[s].astype(np.int32), 0), 151,
-               xp)[:, None],
-        _scale(xp.where(shown, xp.asarray(flat["team.level"])[s].astype(np.int32), 0), 100,
-               xp)[:, None],
+        _scale(xp.where(shown, xp.asarray(o["species"]).astype(np.int32), 0), 151, xp)[:, None],
+        _scale(xp.where(shown, xp.asarray(o["level"]).astype(np.int32), 0), 100, xp)[:, None],
         xp.where(shown, hp, f32(0))[:, None],
         _f(status_1h & shown[:, None], xp),
     ]
+    types = xp.where(shown[:, None], xp.asarray(o["types"]).astype(np.int32), 0)
     if own:
         # Showdown's current position: what ``switch N`` (choice SWITCH + N - 1) counts, so
         # a policy can tell which Pokemon each switch choice brings in. Own side only: the
         # opponent's order is not shown to the player.
-        position = xp.asarray(flat["team.position"])[s].astype(np.int32)
+        position = xp.asarray(o["position"]).astype(np.int32)
         cols += [_scale(moves, T.N_MOVES, xp), _f(pp, xp) / _f(xp.maximum(maxpp, 1), xp),
-                 _scale(xp.asarray(flat["team.stats"])[s], 1000, xp),
-                 _scale(xp.asarray(flat["team.types"])[s], T.N_TYPES, xp),
+                 _scale(o["stats"], 1000, xp), _scale(types, T.N_TYPES, xp),
                  _f((position[:, None] == xp.arange(S.TEAM_SIZE)) & present[:, None], xp)]
     else:
         revealed = (moves > 0) & (pp < maxpp) & shown[:, None]
-        cols += [_scale(xp.where(revealed, moves, 0), T.N_MOVES, xp)]
+        cols += [_scale(xp.where(revealed, moves, 0), T.N_MOVES, xp),
+                 _scale(types, T.N_TYPES, xp)]
     team = xp.concatenate(cols, axis=1).reshape(-1)
-    boosts = _scale(xp.asarray(flat["active.boosts"])[s], 6, xp)
-    vol = xp.asarray(flat["active.volatiles"])[s].astype(np.uint32)
+    boosts = _scale(o["boosts"], 6, xp)
+    vol = xp.asarray(o["volatiles"]).astype(np.uint32) & _SHOWN_BITS
     bits = _f((vol >> xp.arange(N_VOL, dtype=np.uint32)) & np.uint32(1), xp)
     return [team, boosts, bits]
 
 
 def observe(flat: Mapping[str, Any], masks: Any, xp: Any = np) -> Any:
-    """``float32[2, OBS_SIZE]``: player p's row is its own side (team in original order, every
-    field, with each member's current position one-hot), its active's stages and volatiles,
-    the opponent's team as revealed to p (``seen``
-    species; moves whose PP dropped; HP fraction, status, fainted of seen Pokemon), the
-    opponent's active stages and volatiles, p's legal mask (``masks[p]``) and turn / 1000."""
-    seen = xp.asarray(flat["seen"])
+    """``float32[2, OBS_SIZE]``: player p's row is what p's Showdown client holds
+    (``client.ClientRecord`` builds the same row from a real client's requests and protocol
+    stream): its own side complete (team in original order, every field, with each member's
+    current position one-hot; its active's stages and volatiles), the opponent's side as the
+    client sees it (:func:`as_client_sees`: seen Pokemon by species id, HP as Showdown's
+    percentage, used base moves by move id, status, fainted, types; its active's stages and
+    announced volatiles), p's legal mask (``masks[p]``) and turn / 1000. The volatiles Showdown
+    does not announce (:data:`HIDDEN_VOLATILES`) are left out on both sides."""
+    return xp.stack([observe_player(flat, masks, p, xp) for p in (0, 1)]).astype(np.float32)
+
+
+def observe_player(flat: Mapping[str, Any], masks: Any, p: int, xp: Any = np) -> Any:
+    """Row ``p`` of :func:`observe` alone (``float32[OBS_SIZE]``, the same operations)."""
     turn = _scale(xp.asarray(flat["battle.turn"]), 1000, xp).reshape(1)
-    rows = []
-    for p in (0, 1):
-        parts = (_side_view(flat, p, True, seen, xp) + _side_view(flat, 1 - p, False, seen, xp)
-                 + [_f(xp.asarray(masks)[p], xp), turn])
-        rows.append(xp.concatenate(parts))
-    return xp.stack(rows).astype(np.float32)
+    mine, theirs = _side(flat, p, xp), as_client_sees(_side(flat, 1 - p, xp), xp)
+    parts = (_side_view(mine, True, xp) + _side_view(theirs, False, xp)
+             + [_f(xp.asarray(masks)[p], xp), turn])
+    return xp.concatenate(parts).astype(np.float32)
 
 
 # ---- L2's perturb hook ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The observation a Showdown client builds (``client.ClientRecord``: its requests and its own
 player stream of the protocol) equals the engine's observation function on the bridged
-``toJSON`` state, written as the client can know it (``client.client_view``), at every decision
-of real Showdown battles. The player streams are cut from the worker's log as ``BattleStream``
+``toJSON`` state (which shows the opponent as a client knows it), and so does the observation of
+that state written in the client's form by ``client.client_view``, at every decision of real
+Showdown battles. The player streams are cut from the worker's log as ``BattleStream``
 cuts them (``|split|``: the secret half to its side, the public half to the other), and each
 request is fed before that step's log, the order a server sends them in. The heuristic player
 of ``envport play`` (from the record alone) chooses what ``agents.heuristic_showdown`` chooses
@@ -40,12 +41,15 @@ def test_client_observation_equals_engine_observation(worker, seed):
         st = ref.get_state()
         if st["battle.ended"]:
             break
+        engine = SS.observe(st, st["mask"], np)
         for p in (0, 1):
-            want = SS.observe(C.client_view(st, p), st["mask"], np)[p]
             got = records[p].observe()
-            bad = np.flatnonzero(want != got)
+            bad = np.flatnonzero(engine[p] != got)
             assert bad.size == 0, (f"seed {seed} turn {int(st['battle.turn'])} player {p}: "
                                    f"observation entries {bad.tolist()} differ")
+            # the loop-written client form gives the same row (an independent writing of it)
+            viewed = SS.observe(C.client_view(st, p), st["mask"], np)[p]
+            np.testing.assert_array_equal(viewed, engine[p])
             np.testing.assert_array_equal(records[p].mask(), st["mask"][p])
             decisions += 1
         # the heuristic for p1 (it switches and attacks), random legal for p2

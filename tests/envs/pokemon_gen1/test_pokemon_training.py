@@ -80,7 +80,8 @@ def test_the_opponents_team_order_stays_hidden(worker) -> None:
     a, b = SS.observe(state, state["mask"], np), SS.observe(changed, state["mask"], np)
     np.testing.assert_array_equal(a[0], b[0])
     assert not np.array_equal(a[1], b[1])
-    assert a.shape == (2, SS.OBS_SIZE) and SS.OBS_SIZE == 386  # 350 + 6 x 6 position columns
+    # 350 + 6 x 6 own position columns + 6 x 2 opponent type columns
+    assert a.shape == (2, SS.OBS_SIZE) and SS.OBS_SIZE == 398
 
 
 def test_train_refuses_a_bad_opponent_before_making_a_folder(
@@ -135,3 +136,38 @@ def test_masked_ppo_runs_against_each_opponent_and_is_evaluated(tmp_path: Path) 
                                    config=result.config)
         assert battles.battles == 16 and set(np.unique(battles.returns)) <= {-1.0, 0.0, 1.0}
         assert jax.tree_util.tree_leaves(result.params)
+
+
+def test_a_run_trained_on_the_old_observation_is_refused_clearly(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run whose network reads the 386-column observation of before the client form (the
+    opponent's exact HP, team order and move slots shown): ``envport play`` exits 2 before any
+    battle, naming both shapes, and loading its parameters raises the same error."""
+    import json
+    import pickle
+
+    import jax
+
+    from envport.cli import main
+    from envport.core.spaces import Box, Discrete
+    from envport.envs.pokemon_gen1.training import ENV_KWARGS, PPO
+    from envport.train.ppo import make_policy
+    from envport.train.program import host_tree
+    from envport.train.run import RUN_FORMAT, load_params, run_config
+
+    old = make_policy(PPO, Box(-1.0, 2.0, (386,)), Discrete(E.N_CHOICES))
+    params = old.init(jax.random.key(0))
+    run = tmp_path / "old-run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps(run_config("pokemon-gen1", "jax", PPO,
+                                                           ENV_KWARGS)))
+    with (run / "checkpoint.pkl").open("wb") as f:
+        pickle.dump({"format": RUN_FORMAT, "env": "pokemon-gen1", "backend": "jax",
+                     "update": 1, "env_steps": PPO.batch_size, "wall_time": 1.0,
+                     "state": {"device": host_tree(params)}}, f)
+    with pytest.raises(ValueError, match=r"386.*398"):
+        load_params(run)
+    code = main(["play", "pokemon-gen1", "--policy", str(run), "--out", str(tmp_path / "o")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "386" in err and "398" in err
