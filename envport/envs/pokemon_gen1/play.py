@@ -236,9 +236,6 @@ class RunPolicy:
         self.config, params = load_params(self.run_dir)
         cfg = PPOConfig.from_dict(config["ppo"])
         policy = program(config["env"], config["env_kwargs"], cfg).policy
-        if tuple(policy.obs_shape) != (SS.OBS_SIZE,):
-            raise ValueError(f"--policy {self.run_dir}: its network reads observations of shape "
-                             f"{tuple(policy.obs_shape)}, this observation has ({SS.OBS_SIZE},)")
         self._params = params
         self._policy = policy
         deterministic = self.deterministic
