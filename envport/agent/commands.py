@@ -195,7 +195,14 @@ def _mutate_parser(sub: Any) -> None:
     m = sub.add_parser("mutate", help="mutation score: seed bugs into a translation, report "
                                       "which layer kills each")
     m.add_argument("env")
-    m.add_argument("--json", help="write the result as JSON")
+    m.add_argument("--json", help="write the result as JSON; each verdict is also written as "
+                                  "it arrives to FILE's stem + .verdicts.jsonl beside it, and "
+                                  "a rerun with the same arguments decides only the rest")
+    m.add_argument("--journal", metavar="FILE",
+                   help="the verdict journal (JSON lines; default: beside --json, none "
+                        "without --json)")
+    m.add_argument("--restart", action="store_true",
+                   help="discard the journal's verdicts instead of resuming from them")
     m.add_argument("--max-mutants", type=int, default=120,
                    help="sample at most N mutants, evenly over operators (0: all)")
     m.add_argument("--workers", type=positive_int, default=2, help="parallel worker processes")
@@ -217,17 +224,23 @@ def _mutate_parser(sub: Any) -> None:
 
 
 def cmd_mutate(args: argparse.Namespace) -> int:
+    import signal
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from envport.core.registry import UnknownEnvironmentError
     from envport.core.registry import spec as get_spec
     from envport.verify import mutation as mutate
+    from envport.verify.mutation.journal import journal_for
 
     try:
         spec = get_spec(args.env)
         check_output(args.json, "--json")
+        check_output(args.journal, "--journal")
         if args.max_mutants < 0:
             raise ValueError(f"--max-mutants must be 0 (all) or more, got {args.max_mutants}")
+        if args.restart and not (args.json or args.journal):
+            raise ValueError("--restart discards a journal: name it with --json or --journal")
     except (UnknownEnvironmentError, ValueError) as e:
         err.print(f"[red]error:[/] {escape(str(e))}")
         return 2
@@ -251,15 +264,32 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             bar.update(task, completed=done, total=total, killed=counts["killed"],
                        alive=counts["alive"])
 
-        report = mutate.run_mutation(
-            args.env, max_mutants=args.max_mutants or None, workers=args.workers,
-            operators=tuple(args.operators), seed=args.seed, states=args.states,
-            episodes=args.episodes, examples=args.examples, samples=args.samples,
-            timeout_s=args.timeout, progress=progress, only=args.only, ray=args.ray)
+        journal = args.journal or (journal_for(args.json) if args.json else None)
+
+        def stop(signum: int, frame: Any) -> None:
+            raise KeyboardInterrupt  # killed (timeout, kill): as Ctrl-C, keep what was finished
+
+        previous = signal.signal(signal.SIGTERM, stop)
+        try:
+            report = mutate.run_mutation(
+                args.env, max_mutants=args.max_mutants or None, workers=args.workers,
+                operators=tuple(args.operators), seed=args.seed, states=args.states,
+                episodes=args.episodes, examples=args.examples, samples=args.samples,
+                timeout_s=args.timeout, progress=progress, only=args.only, ray=args.ray,
+                journal=journal, restart=args.restart)
+        except ValueError as e:  # a journal of another run, a component control that fails
+            err.print(f"[red]error:[/] {escape(str(e))}")
+            return 2
+        finally:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
     mutate.render(report, console)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), indent=1))
         console.print(f"wrote {args.json}")
+    if journal:
+        console.print(f"verdicts: {journal}")
+    if report.interrupted:
+        return 130
     return 0 if report.kill_rate >= args.min_kill_rate else 1
 
 

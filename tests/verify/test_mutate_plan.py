@@ -26,12 +26,21 @@ def test_pokemon_gen1_mutates_its_engine_modules():
     plan = execute.mutation_plan(spec("pokemon-gen1"))
     assert plan["modules"][0] == "envport.envs.pokemon_gen1.engine"
     assert "envport.envs.pokemon_gen1.env" not in plan["modules"]
-    assert plan["layers"] == ("interaction", "rollout") and plan["recorded_interaction"]
+    # its L1 component checks (mechanics against Showdown's functions) alone, then L2 and L3
+    assert plan["layers"] == ("property", "interaction", "rollout") and plan["components"]
+    assert plan["recorded_interaction"]
+
+
+def test_tcg_pocket_runs_its_component_checks_on_each_mutant():
+    plan = execute.mutation_plan(spec("tcg-pocket"))
+    assert plan["components"] and plan["layers"] == ("property", "interaction", "rollout")
+    assert "envport.envs.tcg_pocket.jax_engine.rules" in plan["modules"]
 
 
 def _fake_spec(plan: dict) -> object:
     cls = type("Fake", (), {"mutation_plan": plan})
-    return types.SimpleNamespace(make=cls)
+    return types.SimpleNamespace(make=cls, name="fake",
+                                 verification=types.SimpleNamespace(components={}))
 
 
 def test_a_bad_plan_is_refused_naming_what_is_wrong():
@@ -41,6 +50,8 @@ def test_a_bad_plan_is_refused_naming_what_is_wrong():
         execute.mutation_plan(_fake_spec({"layers": ["interaction", "lockstep"]}))
     with pytest.raises(ValueError, match="need recorded_interaction"):
         execute.mutation_plan(_fake_spec({"interaction_sources": ["m:f"]}))
+    with pytest.raises(ValueError, match="components, but fake declares no"):
+        execute.mutation_plan(_fake_spec({"components": True}))
     with pytest.raises(ValueError, match="'module:factory'"):
         execute.mutation_plan(_fake_spec({"recorded_interaction": True,
                                           "interaction_sources": ["no_colon"]}))
@@ -112,3 +123,19 @@ def test_an_interaction_source_adds_as_many_cases_again_from_its_own_resets():
     assert any(not np.array_equal(a.state[k], b.state[k])
                for a, b in zip(both[:20], both[20:], strict=True) for k in a.state)
     assert recorded.check(s, s.make(), both, 4).passed
+
+
+@pytest.mark.slow  # ~7 min at load 10: a control run of the 17 checks, then the mutant's
+def test_a_tcg_mutant_only_a_component_check_kills_is_killed_by_it():
+    """A coin_fail attack that does nothing on heads instead of tails (`h == 0` -> `h != 0`):
+    1,000 L2 states and 4 games at random let it survive (the README's runs 1 and 2); the
+    component check `template:coin_fail` attacks with each coin_fail card of the pool."""
+    s = spec("tcg-pocket")
+    every = execute.generate_all(execute.translation_modules(s), ("compare",))
+    (coin_fail,) = [m.mutant for m in every if m.mutant.original == "h == 0"
+                    and "T_COIN_FAIL" in m.mutant.source_line and m.mutant.mutated == "h != 0"]
+    report = mutate.run_mutation("tcg-pocket", only=[coin_fail.id], states=1, episodes=1,
+                                 examples=1, samples=100, workers=1, timeout_s=1800)
+    (result,) = report.results
+    assert result["killed_by"] == "property", result
+    assert "component:template:coin_fail" in result["detail"]

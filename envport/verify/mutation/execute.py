@@ -10,6 +10,11 @@ With ``ray`` (``envport mutate ENV --ray ADDRESS``), each mutant is a Ray task i
 (:func:`_ray_mutant`): the same verdicts for the same mutants and seed, with the same per-mutant
 timeout (the task is cancelled, its worker process killed) and a worker process that dies on a
 mutant recorded as a crash after Ray's retry (a lost node is retried, not blamed on the mutant).
+
+Each verdict is written to the run's journal as it arrives (:mod:`journal`); a run that finds
+the journal of the same run decides only the mutants it has no verdict for. With the plan's
+``components``, the property layer of each mutant is the environment's L1 component checks
+alone (:func:`check_components`), after a control run of them on the original.
 """
 
 from __future__ import annotations
@@ -48,9 +53,17 @@ from envport.verify.mutation.generate import (
     generate,
     sample,
 )
+from envport.verify.mutation.journal import Journal, package_digest
 from envport.verify.mutation.recorded import check as check_recorded
 from envport.verify.mutation.recorded import load as load_recorded
 from envport.verify.mutation.report import MutationReport, Progress
+from envport.verify.report import Failure, LayerResult
+
+# Every object a mutant put in a module, kept for the worker's life when component checks run:
+# a check may key what it compiled on the ids of the engine's objects (tcg-pocket's does), and
+# CPython reuses a freed object's id, so a later mutant of the same statement could look like
+# the one before it.
+_HELD: list[list[Any]] = []
 
 
 def _first_failure(report: Any) -> tuple[str, str] | None:
@@ -62,6 +75,31 @@ def _first_failure(report: Any) -> tuple[str, str] | None:
     return None
 
 
+def check_components(spec: Any, first_only: bool = True) -> LayerResult:
+    """The environment's L1 component checks (``Verification.components``) alone, as the
+    property layer: each raises AssertionError on a difference from the reference; any other
+    exception propagates (a crash). ``first_only``: stop at the first failing check (a
+    mutant's verdict needs one). JAX's caches are cleared first: a check's module-level jitted
+    functions would otherwise keep the code they traced before the mutant was applied."""
+    import jax
+
+    jax.clear_caches()
+    t0 = time.perf_counter()
+    failures: list[Failure] = []
+    checks = dict(spec.verification.components)
+    for name, check in checks.items():
+        try:
+            check()
+        except AssertionError as e:
+            failures.append(Failure(layer="property", test_id=f"property[component:{name}]",
+                                    message=str(e)[:2000]))
+            if first_only:
+                break
+    return LayerResult("property", passed=not failures, counts={"components": len(checks)},
+                       failures=failures, seconds=time.perf_counter() - t0,
+                       notes=["component checks only (the mutation plan's components)"])
+
+
 def mode_specs(spec: Any) -> list[Any]:
     """``spec`` in every mode it declares, the default first."""
     return [spec.with_options(**mode) for mode in spec.declared_modes()]
@@ -71,14 +109,17 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
                original: dict[str, dict[str, str]], sizes: dict[str, Any], seed: int,
                original_programs: Callable[[], dict[str, Any]] | None = None,
                layers: tuple[str, ...] = LAYERS, recorded: list[Any] | None = None,
-               eager: bool = False) -> dict[str, Any]:
+               eager: bool = False, components: bool = False) -> dict[str, Any]:
     """Apply one mutant and run the hierarchy on it, lowest layer first, each layer in every
     mode of ``specs`` (:func:`mode_specs`), until one kills it; a survivor is examined for
     equivalence. ``original``: the original's fingerprint per mode name. ``layers``: the layers
     run (the translation's ``mutation_plan``); ``recorded``: L2 cases with the reference's
     results recorded once for the run (:mod:`recorded`), used for the default mode's L2;
     ``eager``: the recorded L2 runs op by op (``jax.disable_jit``), not compiled (the other
-    layers do not run op by op: L3 crashed so)."""
+    layers do not run op by op: L3 crashed so); ``components``: the property layer is the
+    component checks alone (:func:`check_components`, once: they take no mode), and they run
+    on a mutant with the original's program too (they call the engine's functions directly),
+    which is called equivalent only if it passes them."""
     import jax
 
     from envport.verify.runner import verify
@@ -87,7 +128,10 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
     result: dict[str, Any] = {**ms.mutant.to_json(), "killed_by": None, "detail": "",
                               "mode": None, "equivalent": False, "equivalence": ""}
     path = inspect.getfile(module)
+    before = dict(vars(module))
     with applied(module, ms):
+        if components:
+            _HELD.append([v for k, v in vars(module).items() if before.get(k) is not v])
         try:
             envs = {s.mode_name: s.make() for s in specs}
         except Exception as e:
@@ -95,21 +139,26 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
             result["seconds"] = round(time.perf_counter() - t0, 2)
             return result
         mine = {mode: fingerprint(env) for mode, env in envs.items()}
-        if all("error" not in fp for fp in mine.values()) and mine == original:
-            result.update(equivalent=True, equivalence_kind="program", equivalence=(
-                "same program in every declared mode: the jaxprs of reset, sample_draws, "
-                "transition and step (params traced), the spaces and flags are identical to the "
-                "original's (the mutated code is unreachable, or is evaluated at trace time to "
-                "the same value), so no test can tell them apart"))
-            result["seconds"] = round(time.perf_counter() - t0, 2)
-            return result
+        same = all("error" not in fp for fp in mine.values()) and mine == original
         no_jit = jax.disable_jit() if eager else contextlib.nullcontext()
-        for layer in layers:
+        report: Any
+        for layer in (("property",) if components else ()) if same else layers:
             if result["killed_by"]:
                 break
+            if layer == "property" and components:
+                try:
+                    report = _Recorded(check_components(specs[0]))
+                except Exception as e:  # as below: a crash on a mutant is a detection
+                    result.update(killed_by=layer, mode=specs[0].mode_name,
+                                  detail=f"crash: {type(e).__name__}: {e}"[:300])
+                    break
+                failure = _first_failure(report)
+                if failure is not None:
+                    result.update(killed_by=failure[0], detail=failure[1],
+                                  mode=specs[0].mode_name)
+                continue
             for s in specs:
                 try:
-                    report: Any
                     if layer == "interaction" and recorded is not None and s is specs[0]:
                         with no_jit:  # only the recorded L2: the other layers crash op by op
                             report = _Recorded(check_recorded(s, envs[s.mode_name], recorded,
@@ -124,6 +173,17 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
                 if failure is not None:
                     result.update(killed_by=failure[0], detail=failure[1], mode=s.mode_name)
                     break
+    if components:  # the checks' jitted functions hold the mutant's traces: drop them
+        jax.clear_caches()
+    if same and result["killed_by"] is None:
+        result.update(equivalent=True, equivalence_kind="program", equivalence=(
+            "same program in every declared mode: the jaxprs of reset, sample_draws, "
+            "transition and step (params traced), the spaces and flags are identical to the "
+            "original's (the mutated code is unreachable, or is evaluated at trace time to "
+            "the same value), so no test can tell them apart"
+            + (", and it passes every component check" if components else "")))
+        result["seconds"] = round(time.perf_counter() - t0, 2)
+        return result
     if result["killed_by"] is None and original_programs is not None:
         # The original is examined with the mutant NOT applied: every environment looks its
         # module's functions up at call time, the original's included.
@@ -162,17 +222,26 @@ def mutation_plan(spec: Any) -> dict[str, Any]:
     costs more than running it uncompiled; the original must then pass the recorded L2 op by op
     too (checked once per worker), so that a kill is the mutant's and not the mode's;
     ``interaction_sources``, ``"module:factory"`` references whose resets add recorded L2 cases
-    (:func:`recorded.record`; only with ``recorded_interaction``)."""
+    (:func:`recorded.record`; only with ``recorded_interaction``); ``components``, the
+    property layer of each mutant is the environment's ``Verification.components`` alone, run
+    first (without the generic properties, whose compilations make L1 too dear per mutant;
+    "property" is added to ``layers`` if absent), its kills counted under "property"."""
     cls = type(spec.make())
     plan = dict(getattr(cls, "mutation_plan", None) or {})
     unknown = sorted(set(plan) - {"modules", "layers", "recorded_interaction", "eager",
-                                  "interaction_sources"})
+                                  "interaction_sources", "components"})
     if unknown:
         raise ValueError(f"{cls.__name__}.mutation_plan: unknown keys {unknown}")
     layers = tuple(plan.get("layers") or LAYERS)
     bad = sorted(set(layers) - set(LAYERS))
     if bad:
         raise ValueError(f"{cls.__name__}.mutation_plan: unknown layers {bad}")
+    components = bool(plan.get("components", False))
+    if components:
+        if not spec.verification.components:
+            raise ValueError(f"{cls.__name__}.mutation_plan: components, but {spec.name} "
+                             "declares no Verification.components")
+        layers = ("property", *layers)
     sources = tuple(plan.get("interaction_sources") or ())
     if sources and not plan.get("recorded_interaction"):
         raise ValueError(f"{cls.__name__}.mutation_plan: interaction_sources need "
@@ -184,7 +253,7 @@ def mutation_plan(spec: Any) -> dict[str, Any]:
             "layers": tuple(x for x in LAYERS if x in layers),
             "recorded_interaction": bool(plan.get("recorded_interaction", False)),
             "eager": bool(plan.get("eager", False)),
-            "interaction_sources": sources}
+            "interaction_sources": sources, "components": components}
 
 
 def translation_modules(spec: Any) -> list[Any]:
@@ -215,7 +284,7 @@ class _Original:
 
     def __init__(self, env: str, modules: dict[str, str], jax_cache: str | None,
                  layers: tuple[str, ...] = LAYERS, recorded: str | None = None,
-                 eager: bool = False) -> None:
+                 eager: bool = False, components: bool = False) -> None:
         import jax
 
         if jax_cache:  # unchanged functions (reset...) compile once for all mutants
@@ -223,14 +292,16 @@ class _Original:
             jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
         from envport.core.registry import spec as get_spec
 
+        spec = get_spec(env)  # first: finding it puts an $ENVPORT_ENV_PATH folder on sys.path
         self.modules = {name: importlib.import_module(name) for name in modules}
         for name, module in self.modules.items():
             if _digest(module) != modules[name]:  # the mutants were made from another version
                 raise RuntimeError(f"{inspect.getfile(module)} changed since its mutants were "
                                    "generated (or this worker imports another envport); rerun")
         self.layers = tuple(layers)
+        self.components = components
         self.recorded = load_recorded(Path(recorded)) if recorded else None
-        self.specs = mode_specs(get_spec(env))
+        self.specs = mode_specs(spec)
         self.envs = {s.mode_name: s.make() for s in self.specs}
         self.eager = eager
         if eager and self.recorded is not None:  # the control: the original op by op
@@ -257,7 +328,8 @@ class _Original:
             iter(self.modules.values()))
         try:
             return run_mutant(self.specs, module, ms, self.original, sizes, seed,
-                              self.programs, self.layers, self.recorded, self.eager)
+                              self.programs, self.layers, self.recorded, self.eager,
+                              self.components)
         except Exception as e:
             traceback.print_exc(file=sys.stderr)
             return {**ms.mutant.to_json(), "killed_by": "property", "equivalent": False,
@@ -271,7 +343,7 @@ def _worker(task_file: str) -> int:
     try:
         original = _Original(task["env"], task["modules"], task.get("jax_cache"),
                              tuple(task.get("layers") or LAYERS), task.get("recorded"),
-                             bool(task.get("eager")))
+                             bool(task.get("eager")), bool(task.get("components")))
     except RuntimeError as e:
         print(e, file=sys.stderr)
         return 3
@@ -291,13 +363,15 @@ def _ray_mutant(task: dict[str, Any]) -> dict[str, Any]:
     """A Ray task: one mutant's verdict (what a local worker prints as its result event)."""
     import tempfile
 
-    key = json.dumps([task["env"], task["modules"], task.get("layers")], sort_keys=True)
+    key = json.dumps([task["env"], task["modules"], task.get("layers"),
+                      task.get("components")], sort_keys=True)
     if key not in _RAY_ORIGINALS:
         first = sorted(task["modules"].values())[0]
         cache = Path(tempfile.gettempdir()) / f"envport-mutate-jax-{first[:16]}"
         # a recorded L2 lives in the starting machine's temporary folder: Ray tasks run L2 live
         _RAY_ORIGINALS[key] = _Original(task["env"], task["modules"], str(cache),
-                                        tuple(task.get("layers") or LAYERS))
+                                        tuple(task.get("layers") or LAYERS),
+                                        components=bool(task.get("components")))
     return _RAY_ORIGINALS[key].run(task["item"], task["sizes"], task["seed"])
 
 
@@ -305,11 +379,18 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
                  operators: tuple[str, ...] = tuple(OPERATORS), seed: int = 0,
                  states: int = 1000, episodes: int = 4, examples: int = 4, samples: int = 10000,
                  chunk: int = 8, timeout_s: float = 300.0, progress: Progress | None = None,
-                 only: list[str] | None = None, ray: str | None = None) -> MutationReport:
+                 only: list[str] | None = None, ray: str | None = None,
+                 journal: str | Path | None = None, restart: bool = False) -> MutationReport:
     """Generate mutants of ``env_name``'s translation and run the hierarchy on each, in every
     mode it declares: in ``workers`` local processes, or as Ray tasks on the cluster at ``ray``
     (an address, or ``"auto"``; ``workers`` and ``chunk`` then do not apply). Bad settings raise
-    ValueError before any work starts."""
+    ValueError before any work starts.
+
+    ``journal``: a JSON-lines file each verdict is written to as it arrives (:mod:`journal`);
+    if it holds verdicts of the same run (same settings, sample and code) only the other
+    mutants are run, and a journal of another run raises :class:`journal.JournalMismatch` (a
+    ValueError naming the flag), unless ``restart`` discards it. Ctrl-C (KeyboardInterrupt)
+    stops the run: the report returned holds the verdicts finished so far, ``interrupted``."""
     from envport.core.registry import spec as get_spec
     from envport.scale import check_address, require_ray
 
@@ -355,38 +436,110 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
         "layers": list(plan["layers"]), "modules": plan["modules"],
         "recorded_interaction": plan["recorded_interaction"] and ray is None
         and "interaction" in plan["layers"], "eager": plan["eager"],
-        "interaction_sources": list(plan["interaction_sources"])}
+        "interaction_sources": list(plan["interaction_sources"]),
+        "components": plan["components"], "only": sorted(only) if only else None}
     if ray is not None:
         settings["ray"] = ray
     report = MutationReport(env_name, ", ".join(inspect.getfile(m) for m in modules),
                             generated=len(every), settings=settings)
     digests = {m.__name__: _digest(m) for m in modules}
+    # Run in a seeded random order (reported in source order): the verdicts of a run cut
+    # short are a random subsample of the sample, not the first module's mutants.
+    runs = list(chosen)
+    random.Random(seed).shuffle(runs)
+    # What decides a verdict (not workers, timeout or --ray): a journal of another run is refused
+    header = {"env": env_name, **{k: v for k, v in settings.items()
+                                  if k not in ("workers", "ray", "recorded_interaction")},
+              "recorded_interaction": plan["recorded_interaction"],
+              "digests": digests, "code": package_digest(inspect.getfile(modules[0])),
+              "mutants": [m.mutant.id for m in runs]}
+    jr = Journal(journal) if journal is not None else None
+    records = jr.open(header, restart) if jr is not None else []
+    decided = {r["result"]["id"]: r["result"] for r in records if r.get("kind") == "verdict"}
+    report.resumed = len(decided)
+    for result in decided.values():
+        report.results.append(result)
+        if progress:
+            progress(result, len(report.results), len(chosen))
+    runs = [m for m in runs if m.mutant.id not in decided]
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="envport-mutate-") as tmp:
-        recorded = None
-        if settings["recorded_interaction"]:
-            from envport.verify.mutation.recorded import record, save
+    results: Iterator[dict[str, Any]] | None = None
+    try:
+        if plan["components"] and runs and not any(
+                r.get("kind") == "control" and r.get("passed") for r in records):
+            control = _control(env_name, timeout_s)
+            if jr is not None:
+                jr.add("control", control)
+            if not control["passed"]:
+                raise ValueError(f"the original translation of {env_name} fails its own "
+                                 f"component checks ({control['detail']}): scoring mutants "
+                                 "with them would count the original's failure as kills")
+        with tempfile.TemporaryDirectory(prefix="envport-mutate-") as tmp:
+            recorded = None
+            if settings["recorded_interaction"] and runs:
+                from envport.verify.mutation.recorded import record, save
 
-            recorded = Path(tmp) / "interaction-cases.pkl"
-            save(record(spec, states, seed, plan["interaction_sources"]), recorded)
-        # Run in a seeded random order (reported in source order): the verdicts of a run cut
-        # short are a random subsample of the sample, not the first module's mutants.
-        runs = list(chosen)
-        random.Random(seed).shuffle(runs)
-        if ray is None:
-            results = _Pool(env_name, digests, sizes, seed, Path(tmp), workers, chunk,
-                            timeout_s, plan["layers"], recorded, plan["eager"]).run(runs)
-        else:
-            results = _ray_verdicts(ray, env_name, digests, sizes, seed, timeout_s,
-                                    runs, plan["layers"])
-        for result in results:
-            report.results.append(result)
-            if progress:
-                progress(result, len(report.results), len(chosen))
+                recorded = Path(tmp) / "interaction-cases.pkl"
+                save(record(spec, states, seed, plan["interaction_sources"]), recorded)
+            if not runs:
+                results = iter(())
+            elif ray is None:
+                results = _Pool(env_name, digests, sizes, seed, Path(tmp), workers, chunk,
+                                timeout_s, plan["layers"], recorded, plan["eager"],
+                                plan["components"]).run(runs)
+            else:
+                results = _ray_verdicts(ray, env_name, digests, sizes, seed, timeout_s,
+                                        runs, plan["layers"], plan["components"])
+            for result in results:
+                if jr is not None:
+                    jr.add("verdict", {"result": result})
+                report.results.append(result)
+                if progress:
+                    progress(result, len(report.results), len(chosen))
+    except KeyboardInterrupt:  # what was finished is in the journal and in the report
+        report.interrupted = True
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:  # a generator left mid-way: its finally stops the workers
+            close()
     order = {m.mutant.id: i for i, m in enumerate(chosen)}
     report.results.sort(key=lambda r: order[r["id"]])
     report.seconds = time.perf_counter() - t0
+    report.planned = len(chosen)
     return report
+
+
+def _control(env: str, timeout_s: float) -> dict[str, Any]:
+    """The component checks on the original translation, in a child process (the parent keeps
+    no JAX state): ``{"passed", "detail", "seconds"}``."""
+    t0 = time.perf_counter()
+    proc_env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": own_path()}
+    proc_env.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "envport.verify.mutation.execute", "--control", env],
+            capture_output=True, text=True, env=proc_env, stdin=subprocess.DEVNULL,
+            timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"the component checks of the original {env} ran past the "
+                           f"per-mutant timeout ({timeout_s:.0f} s, --timeout)") from None
+    last = (proc.stdout.strip().splitlines() or [""])[-1]
+    try:
+        out = json.loads(last)
+    except json.JSONDecodeError:
+        raise RuntimeError(f"the component checks of the original {env} crashed "
+                           f"(exit {proc.returncode}):\n{proc.stderr[-3000:]}") from None
+    return {**out, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def _control_main(env: str) -> int:
+    from envport.core.registry import spec as get_spec
+
+    result = check_components(get_spec(env), first_only=False)
+    detail = "; ".join(f"{f.test_id}: {f.message}"[:300] for f in result.failures)
+    print(json.dumps({"passed": result.passed, "detail": detail,
+                      "checks": result.counts["components"]}), flush=True)
+    return 0
 
 
 def _verdict(ms: MutantSource, killed_by: str, detail: str) -> dict[str, Any]:
@@ -400,14 +553,15 @@ CRASH = "the worker process died while verifying it (crash)"
 
 def _ray_verdicts(address: str, env: str, modules: dict[str, str], sizes: dict[str, int],
                   seed: int, timeout_s: float, mutants: list[MutantSource],
-                  layers: tuple[str, ...] = LAYERS) -> Iterator[dict[str, Any]]:
+                  layers: tuple[str, ...] = LAYERS, components: bool = False
+                  ) -> Iterator[dict[str, Any]]:
     """Each mutant a Ray task, at most one per CPU of the cluster at a time; verdicts as they
     come, recorded as the local pool records them (a timeout, a crash)."""
     from envport.scale import RayExecutor
 
     ex = RayExecutor(address)
     tasks = [{"env": env, "modules": modules, "layers": list(layers), "sizes": sizes,
-              "seed": seed,
+              "seed": seed, "components": components,
               "item": {"mutant": m.mutant.to_json(), "statement_code": m.statement_code}}
              for m in mutants]
     # As in a local worker: one XLA thread pool per task, the tasks are the parallelism.
@@ -439,9 +593,10 @@ class _Pool:
     def __init__(self, env: str, modules: dict[str, str], sizes: dict[str, int], seed: int,
                  tmp: Path, workers: int, chunk: int, timeout_s: float,
                  layers: tuple[str, ...] = LAYERS, recorded: Path | None = None,
-                 eager: bool = False):
+                 eager: bool = False, components: bool = False):
         self.env, self.modules, self.sizes, self.seed = env, modules, sizes, seed
         self.layers, self.recorded, self.eager = layers, recorded, eager
+        self.components = components
         self.tmp, self.workers, self.chunk, self.timeout_s = tmp, workers, chunk, timeout_s
         self.jax_cache = str(tmp / "jax-cache")
 
@@ -451,6 +606,7 @@ class _Pool:
             "env": self.env, "modules": self.modules, "sizes": self.sizes, "seed": self.seed,
             "jax_cache": self.jax_cache, "layers": list(self.layers),
             "recorded": str(self.recorded) if self.recorded else None, "eager": self.eager,
+            "components": self.components,
             "mutants": [{"mutant": m.mutant.to_json(), "statement_code": m.statement_code}
                         for m in batch]}))
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": own_path()}
@@ -544,9 +700,12 @@ class _Pool:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m envport.verify.mutation.execute")
     p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--control", help=argparse.SUPPRESS)
     args, _ = p.parse_known_args(argv)
     if args.worker:
         return _worker(args.worker)
+    if args.control:
+        return _control_main(args.control)
     p.print_usage()
     print("use `envport mutate ENV` (envport.agent.commands)", file=sys.stderr)
     return 2

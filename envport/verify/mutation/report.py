@@ -18,7 +18,10 @@ class MutationReport:
     results: list[dict[str, Any]] = field(default_factory=list)
     generated: int = 0
     settings: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
+    seconds: float = 0.0  # this invocation's wall time (a resumed run's earlier ones excluded)
+    planned: int = 0  # mutants in the sample (``results`` holds fewer when interrupted)
+    resumed: int = 0  # verdicts read back from the run's journal, not decided by this invocation
+    interrupted: bool = False  # stopped by Ctrl-C: ``results`` is what was finished
 
     @property
     def equivalent(self) -> list[dict[str, Any]]:
@@ -92,6 +95,10 @@ class MutationReport:
             "results": self.results,
             "settings": self.settings,
             "seconds": round(self.seconds, 1),
+            "planned": self.planned or len(self.results),
+            "resumed": self.resumed,
+            "interrupted": self.interrupted,
+            "complete": len(self.results) >= (self.planned or len(self.results)),
         }
 
 
@@ -126,3 +133,10 @@ def render(report: MutationReport, console: Any = None) -> None:
                   f"[/] ({len(report.killed)} of {len(report.results) - len(report.equivalent)})"
                   f", {100 * report.kill_rate_strict:.1f}% counting only equivalences that hold "
                   f"for every input; {report.seconds:.0f} s")
+    if report.resumed:
+        console.print(f"{report.resumed} of these verdicts were read back from the run's "
+                      "journal (an earlier, interrupted invocation)")
+    if data["complete"] is False:
+        console.print(f"[yellow]unfinished[/]: {len(report.results)} of {data['planned']} "
+                      "mutants decided" + (" (interrupted)" if report.interrupted else "")
+                      + ": rerun the same command to decide the rest")

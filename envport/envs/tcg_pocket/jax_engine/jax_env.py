@@ -45,6 +45,9 @@ class TcgPocket(Environment[State, Params]):
                     for m in ("rules", "rng", "cards", "encode", "game", "jax_env")],
         "layers": ("interaction", "rollout"),
         "recorded_interaction": True,
+        # L1's component checks (components.py) alone, before L2: they reach the coin_fail
+        # attacks and double wins that sampled L2 states and random games seldom do
+        "components": True,
     }
 
     def __init__(self, decks: tuple[Any, Any] | None = None) -> None:
