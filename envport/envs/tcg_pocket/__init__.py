@@ -4,11 +4,12 @@ specification (``shared/specs/tcg-pocket.md``) to a readable Python reference en
 (``jax_engine/``).
 
 ``SPEC`` compares the JAX engine with the reference dealing the pool the engine covers,
-``status`` (Pokémon of any stage whose attacks do printed damage or use the templates of
-Special Conditions, coins, self-heal, recoil and discarding own Energy; no Trainers, fossils,
-Abilities or other attack effects): ``envport verify tcg-pocket`` verifies that
-subset, not the whole game, hence "in progress". ``spec_support.py`` holds the verifier's
-legal and scripted actions, the random events and the benchmark's hooks.
+``trainers`` (Pokémon of any stage whose attacks do printed damage or use the templates of
+Special Conditions, coins, self-heal, recoil and discarding own Energy, and every Item and
+Supporter but Koga; no fossils, Abilities or other attack effects): ``envport verify
+tcg-pocket`` verifies that subset, not the whole game, hence "in progress".
+``spec_support.py`` holds the verifier's legal and scripted actions, the random events and the
+benchmark's hooks.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ _CHECKS = ("template:status", "template:coin_status", "template:heal_self",
            "template:coin_bonus", "template:coin_fail", "template:flip_until_tails",
            "template:all_heads_bonus", "template:coin_bonus_or_recoil", "checkup:poisoned",
            "checkup:burned", "checkup:asleep", "checkup:paralyzed", "checkup:confused",
-           "end:both_win")
+           "end:both_win",
+           # one per Trainer of the ``trainers`` pool (deck.TRAINERS_EFFECTS)
+           "trainer:potion", "trainer:erika", "trainer:misty", "trainer:brock",
+           "trainer:sabrina", "trainer:lt_surge", "trainer:giovanni", "trainer:blaine",
+           "trainer:x_speed", "trainer:hand_scope", "trainer:pokedex",
+           "trainer:professors_research", "trainer:poke_ball", "trainer:red_card")
 
 
 def _components() -> dict[str, Any]:
@@ -42,13 +48,14 @@ def _components() -> dict[str, Any]:
 
 SPEC = EnvSpec(
     name="tcg-pocket",
-    summary=("Pokémon TCG Pocket (A1), the JAX engine of the 'status' pool: Pokémon of any "
-             "stage with printed-damage, Special Condition and coin attacks, no Trainers or "
+    summary=("Pokémon TCG Pocket (A1), the JAX engine of the 'trainers' pool: Pokémon of any "
+             "stage with printed-damage, Special Condition and coin attacks, 14 Trainers, no "
              "Abilities"),
     reference=("envport's Python rules engine of shared/specs/tcg-pocket.md "
-               "(envport.envs.tcg_pocket.reference, pool='status')"),
-    # The loop's engine, its resets dealing the reference's status decks (dealt.py).
-    make=lazy("envport.envs.tcg_pocket.dealt:StatusDealtTcgPocket"),
+               "(envport.envs.tcg_pocket.reference, pool='trainers')"),
+    # The loop's engine, its resets dealing the reference's decks of spec_support.POOL
+    # (dealt.py).
+    make=lazy("envport.envs.tcg_pocket.dealt:DealtTcgPocket"),
     make_reference=lazy(f"{_SUPPORT}:make_reference"),
     make_bridge=lazy("envport.envs.tcg_pocket.jax_engine.bridge:TcgPocketBridge"),
     status="in progress",

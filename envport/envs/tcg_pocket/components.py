@@ -1,5 +1,6 @@
 """L1 component checks of the JAX engine against the reference, one per attack template of the
-``status`` pool and one per Special Condition at the Checkup (``SPEC.verification.components``).
+``status`` pool, one per Special Condition at the Checkup and, for the ``trainers`` pool, one
+per Trainer (``SPEC.verification.components``).
 
 Each check builds its cases from games the reference deals and plays at random to the main
 stage of turn 3 or later, with no decision pending: for a template, the player to move's
@@ -29,7 +30,7 @@ from envport.envs.tcg_pocket.encode import _TABLE, CARD_ID
 CONDITIONS = ("poisoned", "burned", "asleep", "paralyzed", "confused")  # encode order
 POSITIONS = 6  # generator positions per case
 SEED = 20261201
-BATCH = 512  # cases are padded to this many: one compilation whatever the count
+BATCH = 1024  # cases are padded to this many: one compilation whatever the count
 
 
 class ComponentMismatch(AssertionError):
@@ -150,6 +151,56 @@ def game_end_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
     return {"both_win": cases}
 
 
+# The Active each Trainer's check asks for where it asks for one (its target; Lt. Surge's
+# Active), and how many of the opponent's Bench Sabrina finds (1: switched at once; 2: the
+# opponent's choice)
+TRAINER_ACTIVE = {"erika": "Bulbasaur", "misty": "Squirtle", "brock": "Onix", "lt_surge": "Raichu",
+                  "potion": None}
+
+
+def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
+    """effect -> [(state, action)]: each Trainer of the pool in the player to move's hand
+    (index 0), no Supporter played yet, the board set so that its check passes (a damaged
+    target, the named Pokémon, Lightning Energy on the Bench, one or two opposing Benched
+    Pokémon), played on the Active (target 0) and, for a targeted card, on Bench slot 1; the
+    generator at 3 positions (Misty's coins, Poké Ball's pick, Red Card's shuffle)."""
+    from envport.envs.tcg_pocket.actions import PLAY
+    from envport.envs.tcg_pocket.cards import ENERGY_INDEX
+    from envport.envs.tcg_pocket.deck import pool_trainers
+
+    bases = _base_states(8)
+    out: dict[str, list[tuple[dict[str, np.ndarray], int]]] = {}
+    for name in pool_trainers(_TABLE):
+        effect = str(_TABLE[name].effect)
+        cases = []
+        for j, base in enumerate(bases):
+            for pos in range(POSITIONS // 2):
+                s = _at(base, pos)
+                p, o = int(s["current"]), 1 - int(s["current"])
+                s["hand"][p, 0] = CARD_ID[name]
+                s["played_supporter"][p] = False
+                s["supporters_blocked_until"][p] = -1
+                who = TRAINER_ACTIVE.get(effect, "")
+                targets = [0]
+                if effect in TRAINER_ACTIVE:
+                    if who:
+                        s["stack"][p, 0] = _chain(who)
+                        s["stack"][p, 1] = _chain(who)
+                        s["entered_turn"][p, 1] = 0
+                    s["damage"][p, :2] = [10 * (1 + j % 3), 10 * (1 + pos)]
+                    targets = [0, 1] if effect != "lt_surge" else [0]
+                if effect == "lt_surge":
+                    s["energy"][p, 1, ENERGY_INDEX["Lightning"]] = 1 + pos
+                if effect == "sabrina":
+                    s["stack"][o, 1] = s["stack"][o, 0]
+                    s["stack"][o, 2] = s["stack"][o, 0] if j % 2 else 0
+                    s["damage"][o, 1:3] = 0
+                for t in targets:
+                    cases.append((s, PLAY + t))
+        out[effect] = cases
+    return out
+
+
 def _hp_of(stack: np.ndarray) -> int:
     return int(_TABLE[_name(stack)].hp)
 
@@ -162,6 +213,7 @@ def _name(stack: np.ndarray) -> str:
 
 COIN_TEMPLATES = ("coin_status", "multi_coin", "coin_bonus", "coin_fail", "flip_until_tails",
                   "all_heads_bonus", "coin_bonus_or_recoil")
+RANDOM_TRAINERS = ("misty", "poke_ball", "red_card")
 ENGINE_MODULES = ("rules", "rng", "cards", "encode", "game", "jax_env", "state")
 
 
@@ -174,6 +226,10 @@ def _reference_side() -> list[tuple[str, dict[str, np.ndarray], int, Any]]:
     groups = {f"template:{t}": c for t, c in template_cases().items()}
     groups |= {f"checkup:{n}": c for n, c in condition_cases().items()}
     groups |= {f"end:{n}": c for n, c in game_end_cases().items()}
+    from envport.envs.tcg_pocket.spec_support import POOL
+
+    if POOL == "trainers":
+        groups |= {f"trainer:{n}": c for n, c in trainer_cases().items()}
     ref = make_reference()
     flat: list[tuple[str, dict[str, np.ndarray], int, Any]] = []
     for group, cases in groups.items():
@@ -258,12 +314,19 @@ def _check(group: str) -> None:
         raise ComponentMismatch(f"{group}: no case where the action is legal: nothing checked")
     if group.removeprefix("template:") in COIN_TEMPLATES and draws == 0:
         raise ComponentMismatch(f"{group}: the reference drew no coin in any case")
+    if group.removeprefix("trainer:") in RANDOM_TRAINERS and draws == 0:
+        raise ComponentMismatch(f"{group}: the reference drew nothing in any case")
 
 
 def components() -> dict[str, Callable[[], None]]:
     """name -> check, for ``Verification.components``."""
+    from envport.envs.tcg_pocket.deck import TRAINERS_EFFECTS
+    from envport.envs.tcg_pocket.spec_support import POOL
+
     names = ([f"template:{t}" for t in STATUS_TEMPLATES] + [f"checkup:{c}" for c in CONDITIONS]
              + ["end:both_win"])
+    if POOL == "trainers":
+        names += [f"trainer:{e}" for e in TRAINERS_EFFECTS]
 
     def check(name: str) -> Callable[[], None]:
         return lambda: _check(name)

@@ -104,7 +104,7 @@ def random_deck(rng: np.random.Generator, table: CardTable | None = None,
     return validate_deck(cards, types, config, table)
 
 
-POOLS = ("all", "basic", "plain", "status")
+POOLS = ("all", "basic", "plain", "status", "trainers")
 
 # The attack effects of the ``status`` pool: Special Conditions, coins, self-heal, recoil and
 # discarding own Energy (the templates whose effect touches only the two Actives).
@@ -139,6 +139,27 @@ def status_pokemon(table: CardTable | None = None) -> list[str]:
                     for a in c.attacks)]
 
 
+# The Trainers of the ``trainers`` pool: every Item and Supporter but Koga, whose Muk and
+# Weezing are not in the ``status`` pool (it could never be played).
+TRAINERS_EFFECTS = ("potion", "erika", "misty", "brock", "sabrina", "lt_surge", "giovanni",
+                    "blaine", "x_speed", "hand_scope", "pokedex", "professors_research",
+                    "poke_ball", "red_card")
+TRAINERS_POKEMON_CARDS = 12  # a ``trainers`` deck: 12 Pokémon cards, 8 Trainers
+
+
+def pool_trainers(table: CardTable | None = None) -> list[str]:
+    """The Trainers of the ``trainers`` pool (``TRAINERS_EFFECTS``), in table order."""
+    table = table or load_table()
+    return [c.name for c in table.supported() if c.kind in ("item", "supporter")
+            and c.effect in TRAINERS_EFFECTS]
+
+
+def trainers_cards(table: CardTable | None = None) -> list[str]:
+    """The ``trainers`` pool: the ``status`` Pokémon and :func:`pool_trainers`."""
+    table = table or load_table()
+    return status_pokemon(table) + pool_trainers(table)
+
+
 def random_plain_deck(rng: np.random.Generator, table: CardTable | None = None,
                       config: RulesConfig | None = None) -> Deck:
     """A legal random deck of the ``plain`` pool: one or two Energy types, evolution lines of
@@ -159,6 +180,17 @@ def random_status_deck(rng: np.random.Generator, table: CardTable | None = None,
     return _random_line_deck(rng, pool, table, config, prefer=pool - set(plain_pokemon(table)))
 
 
+def random_trainers_deck(rng: np.random.Generator, table: CardTable | None = None,
+                         config: RulesConfig | None = None) -> Deck:
+    """A legal random deck of the ``trainers`` pool: :func:`random_status_deck`'s evolution
+    lines to ``TRAINERS_POKEMON_CARDS`` Pokémon cards, then Trainers of :func:`pool_trainers`
+    drawn without replacement from two copies of each, to 20 cards."""
+    table = table or load_table()
+    pool = set(status_pokemon(table))
+    return _random_line_deck(rng, pool, table, config, prefer=pool - set(plain_pokemon(table)),
+                             pokemon=TRAINERS_POKEMON_CARDS, trainers=pool_trainers(table))
+
+
 def _line_names(table: CardTable, basic: str, pool: set[str]) -> set[str]:
     out, frontier = {basic}, [basic]
     while frontier:
@@ -170,7 +202,9 @@ def _line_names(table: CardTable, basic: str, pool: set[str]) -> set[str]:
 
 
 def _random_line_deck(rng: np.random.Generator, pool: set[str], table: CardTable,
-                      config: RulesConfig | None, prefer: set[str] | None = None) -> Deck:
+                      config: RulesConfig | None, prefer: set[str] | None = None,
+                      pokemon: int = DECK_SIZE, trainers: Sequence[str] = ()) -> Deck:
+    """Lines to ``pokemon`` cards, then (if fewer than 20) ``trainers`` to fill."""
     while True:
         types = [str(t) for t in rng.choice(ENERGY_TYPES, size=int(rng.integers(1, 3)),
                                             replace=False)]
@@ -192,10 +226,13 @@ def _random_line_deck(rng: np.random.Generator, pool: set[str], table: CardTable
                 if not nxt:
                     break
                 line.append(nxt[int(rng.integers(len(nxt)))])
-            while line and len(cards) + MAX_COPIES * len(line) > DECK_SIZE:
+            while line and len(cards) + MAX_COPIES * len(line) > pokemon:
                 line.pop()
             cards += [n for n in line for _ in range(MAX_COPIES)]
-            if len(cards) == DECK_SIZE:
+            if len(cards) == pokemon:
+                copies = [n for n in trainers for _ in range(MAX_COPIES)]
+                cards += [copies[int(i)] for i in
+                          rng.permutation(len(copies))[:DECK_SIZE - pokemon]]
                 return validate_deck(cards, types, config, table)
 
 

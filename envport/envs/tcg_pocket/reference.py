@@ -20,7 +20,10 @@ engine covers; ``"plain"`` (:func:`~envport.envs.tcg_pocket.deck.random_plain_de
 evolutions of the same kind (plain attacks, no Ability); ``"status"``
 (:func:`~envport.envs.tcg_pocket.deck.random_status_deck`) adds the Pokémon whose attacks inflict
 Special Conditions, flip coins, heal themselves, recoil or discard their own Energy
-(``deck.STATUS_TEMPLATES``). ``legal_action(state, rng)`` and
+(``deck.STATUS_TEMPLATES``); ``"trainers"``
+(:func:`~envport.envs.tcg_pocket.deck.random_trainers_deck`) adds 8 Trainers to each deck (12
+Pokémon cards of the ``status`` pool; every Item and Supporter but Koga,
+``deck.TRAINERS_EFFECTS``). ``legal_action(state, rng)`` and
 ``scripted_action(rng)`` serve the verifier.
 """
 
@@ -42,6 +45,7 @@ from envport.envs.tcg_pocket.deck import (
     random_deck,
     random_plain_deck,
     random_status_deck,
+    random_trainers_deck,
 )
 from envport.envs.tcg_pocket.game import TcgPocketGame
 from envport.envs.tcg_pocket.rng import Rng
@@ -64,7 +68,8 @@ class TcgPocketReference:
 
     def reset(self, seed: int) -> np.ndarray:
         deal = {"all": random_deck, "basic": random_basic_deck,
-                "plain": random_plain_deck, "status": random_status_deck}[self.pool]
+                "plain": random_plain_deck, "status": random_status_deck,
+                "trainers": random_trainers_deck}[self.pool]
         decks = self.decks or (deal(np.random.default_rng(derive_seed(seed, 0))),
                                deal(np.random.default_rng(derive_seed(seed, 1))))
         self.game.reset(seed, decks, rng=Rng(derive_seed(seed, 2)))

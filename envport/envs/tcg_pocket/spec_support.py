@@ -21,13 +21,13 @@ from envport.core.seeds import derive_seed
 from envport.envs.tcg_pocket.reference import TcgPocketReference
 
 # The pool the JAX engine covers (jax_engine/__init__.py): the reference deals from it.
-POOL = "status"
+POOL = "trainers"
 
 _PRIVATE: dict[str, Any] = {}
 
 
 class PoolReference(TcgPocketReference):
-    """``TcgPocketReference`` dealing ``POOL`` (``status``) unless told otherwise.
+    """``TcgPocketReference`` dealing ``POOL`` (``trainers``) unless told otherwise.
 
     A class of its own, not ``TcgPocketReference(pool=POOL)``: ``envport translate`` reuses
     a registered spec whose reference is exactly the class it translates (``agent/loop.py``,
@@ -211,8 +211,24 @@ def _ready_attacker(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
     s["damage"][p, 0] = 10 * int(rng.integers(max(int(_hp()[stack[stack > 0][-1]]) // 10, 1)))
 
 
+def _trainer_in_hand(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
+    """A Trainer of the pool in the player to move's hand (a hand card replaced, or added to
+    an empty hand), and no Supporter played yet this turn: the Trainers' checks and effects
+    from states random play reaches with other hands. Only for the ``trainers`` pool."""
+    if POOL != "trainers":
+        return
+    from envport.envs.tcg_pocket.deck import pool_trainers
+    from envport.envs.tcg_pocket.encode import CARD_ID
+
+    p = int(s["current"])
+    names = pool_trainers()
+    n = int((s["hand"][p] > 0).sum())
+    s["hand"][p, int(rng.integers(max(n, 1)))] = CARD_ID[names[int(rng.integers(len(names)))]]
+    s["played_supporter"][p] = False
+
+
 PERTURBATIONS = (_condition, _damage, _energy, _points, _late_turn, _full_hand, _thin_deck,
-                 _ready_attacker, _ready_attacker)
+                 _ready_attacker, _ready_attacker, _trainer_in_hand, _trainer_in_hand)
 
 
 def perturb(state: Mapping[str, np.ndarray], rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -260,16 +276,15 @@ def reference_events(n: int, seed: int) -> dict[str, np.ndarray]:
 
 def translation_events(n: int, seed: int) -> dict[str, np.ndarray]:
     """The same events from the JAX engine: its own resets (``SPEC``'s ``make``, dealing
-    ``status`` decks) and its
-    generator (``jax_engine/rng.py``) seeded from JAX keys."""
+    decks of ``POOL``) and its generator (``jax_engine/rng.py``) seeded from JAX keys."""
     import jax
     import jax.numpy as jnp
 
     from envport.core.seeds import derive_key
-    from envport.envs.tcg_pocket.dealt import StatusDealtTcgPocket
+    from envport.envs.tcg_pocket.dealt import DealtTcgPocket
     from envport.envs.tcg_pocket.jax_engine import rng as R
 
-    env = StatusDealtTcgPocket()
+    env = DealtTcgPocket(pool=POOL)
     states, _ = jax.jit(jax.vmap(env.reset))(jax.random.split(derive_key(seed), n))
 
     def draws(seed_word: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:

@@ -7,8 +7,14 @@ import jax
 import numpy as np
 
 from envport.envs.tcg_pocket.cards import ENERGY_TYPES
-from envport.envs.tcg_pocket.dealt import StatusDealtTcgPocket, status_decks
-from envport.envs.tcg_pocket.deck import status_pokemon, validate_deck
+from envport.envs.tcg_pocket.dealt import StatusDealtTcgPocket, pool_decks, status_decks
+from envport.envs.tcg_pocket.deck import (
+    TRAINERS_POKEMON_CARDS,
+    pool_trainers,
+    status_pokemon,
+    trainers_cards,
+    validate_deck,
+)
 from envport.envs.tcg_pocket.encode import CARD_NAMES
 from envport.envs.tcg_pocket.jax_engine.bridge import TcgPocketBridge
 from envport.envs.tcg_pocket.spec_support import make_reference
@@ -22,6 +28,17 @@ def test_status_decks_are_legal_decks_of_the_pool():
         validate_deck(names, [ENERGY_TYPES[i] for i in t if i >= 0])  # raises if illegal
         assert set(names) <= pool
     assert len({tuple(c) for c in cards}) > 8  # not one deck repeated
+
+
+def test_trainers_decks_are_legal_decks_of_the_pool():
+    cards, types = pool_decks("trainers", 16)
+    pool, trainers = set(trainers_cards()), set(pool_trainers())
+    for c, t in zip(cards, types, strict=True):
+        names = [CARD_NAMES[i - 1] for i in c if i > 0]
+        validate_deck(names, [ENERGY_TYPES[i] for i in t if i >= 0])
+        assert set(names) <= pool
+        assert sum(n in trainers for n in names) == 20 - TRAINERS_POKEMON_CARDS
+    assert "Koga" not in trainers and len(trainers) == 14
 
 
 def test_dealt_reset_is_a_state_the_reference_plays_on():

@@ -67,3 +67,40 @@ def test_illegal_actions_change_nothing(compiled):
         res = compiled["step"](jax.random.key(1), s, jnp.int32(bad))
         assert not bool(res.info["legal"]) and not bool(res.terminated)
         assert float(res.reward) == 0.0 and np.array_equal(np.asarray(res.obs), np.asarray(obs))
+
+
+def test_trainers_games_in_lockstep(compiled):
+    """Games of the ``trainers`` pool (8 Trainers a deck), random and heuristic players: every
+    Trainer the players play, each effect's draws (Misty's coins, Poké Ball's pick, Red Card's
+    shuffle) from the engine's own generator."""
+    from envport.envs.tcg_pocket.actions import PLAY
+    from envport.envs.tcg_pocket.deck import pool_trainers
+    from envport.envs.tcg_pocket.encode import CARD_ID
+
+    trainer_ids = {CARD_ID[n]: n for n in pool_trainers()}
+    played: set[str] = set()
+    for seed in range(4):
+        ref = TcgPocketReference(pool="trainers")
+        ref.reset(100 + seed)
+        s = BRIDGE.to_jax(ref.get_state())
+        rng = np.random.default_rng(seed)
+        for t in range(1000):
+            mask = ref.action_mask()
+            assert np.array_equal(np.asarray(compiled["mask"](s)), mask), (seed, t)
+            action = (ref.scripted_action(rng) if seed % 2 else
+                      int(rng.choice(np.flatnonzero(mask))))
+            want_s = ref.get_state()
+            if PLAY <= action < PLAY + 80 and not (want_s["pending_kind"] >= 0).any():
+                card = int(want_s["hand"][ref.game.to_act(), (action - PLAY) // 4])
+                played |= {trainer_ids[card]} if card in trainer_ids else set()
+            obs, reward, done, _, _ = ref.step(action)
+            res = compiled["step"](jax.random.key(t), s, jnp.int32(action))
+            got, want = BRIDGE.from_jax(res.state), ref.get_state()
+            assert [k for k in want if not np.array_equal(got[k], want[k])] == [], (seed, t)
+            assert np.array_equal(np.asarray(res.obs), obs)
+            assert float(res.reward) == reward and bool(res.terminated) == done
+            s = res.state
+            if done:
+                break
+        assert done
+    assert len(played) >= 8, played  # most of the pool's 14 Trainers were played

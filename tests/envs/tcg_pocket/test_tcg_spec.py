@@ -23,9 +23,9 @@ def test_registered_and_made(spec):
     assert "tcg-pocket" in envport.list_envs()
     env = envport.make("tcg-pocket")
     assert isinstance(env, TcgPocket) and isinstance(env, Environment)
-    assert spec.status == "in progress" and "status" in spec.summary
+    assert spec.status == "in progress" and "trainers" in spec.summary
     ref = spec.make_reference()
-    assert ref.pool == "status"  # the pool the engine covers, not the whole game
+    assert ref.pool == "trainers"  # the pool the engine covers, not the whole game
     assert isinstance(spec.make_bridge(), TcgPocketBridge)
 
 
@@ -95,9 +95,12 @@ def test_perturbed_l2_states_are_states_the_reference_plays_on(spec):
     attack-ready Active can use an attack (the templates random play seldom reaches)."""
     from envport.envs.tcg_pocket import spec_support as S
     from envport.envs.tcg_pocket.actions import ATTACK
+    from envport.envs.tcg_pocket.deck import pool_trainers
+    from envport.envs.tcg_pocket.encode import CARD_ID
 
+    trainer_ids = [CARD_ID[n] for n in pool_trainers()]
     ref, rng = spec.make_reference(), np.random.default_rng(3)
-    changed = attack_ready = burned_or_confused = 0
+    changed = attack_ready = burned_or_confused = trainer_playable = 0
     for seed in range(3):
         ref.reset(seed)
         for _ in range(40):
@@ -120,18 +123,22 @@ def test_perturbed_l2_states_are_states_the_reference_plays_on(spec):
                 probe.set_state(new)
                 attack_ready += int(ready and probe.action_mask()[[ATTACK, ATTACK + 1]].any())
                 burned_or_confused += int(new["conditions"][:, 0, [1, 4]].any())
+                hand = new["hand"][p]
+                plays = np.flatnonzero(probe.action_mask()[14:94]) // 4
+                trainer_playable += int(any(hand[h] in trainer_ids for h in plays))
             ref.set_state(state)
             ref.step(int(rng.choice(np.flatnonzero(mask))))
     assert changed >= 50 and attack_ready >= 10 and burned_or_confused >= 3, (
         changed, attack_ready, burned_or_confused)
+    assert trainer_playable >= 10, trainer_playable  # a Trainer to play, in hand
 
 
 def test_l1_components_cover_every_template_and_condition(spec):
-    """``SPEC`` names one L1 check per attack template of the pool and per Special Condition,
-    the checks ``components.py`` defines (they run under ``pytest -m slow``)."""
+    """``SPEC`` names one L1 check per attack template of the pool, per Special Condition and
+    per Trainer, the checks ``components.py`` defines (they run under ``pytest -m slow``)."""
     from envport.envs.tcg_pocket.components import CONDITIONS, components
-    from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES
+    from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES, TRAINERS_EFFECTS
 
     want = {f"template:{t}" for t in STATUS_TEMPLATES} | {f"checkup:{c}" for c in CONDITIONS}
-    want.add("end:both_win")
+    want |= {"end:both_win"} | {f"trainer:{e}" for e in TRAINERS_EFFECTS}
     assert set(spec.verification.components) == want == set(components())

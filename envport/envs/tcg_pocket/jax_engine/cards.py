@@ -3,7 +3,9 @@
 as constants. Attack effects: ``ATK_TEMPLATE`` (an index into ``TEMPLATES``, 0 none, -1 one
 this engine does not play) and the template's numbers (``ATK_COINS``, ``ATK_PER_HEADS``,
 ``ATK_BONUS``, ``ATK_AMOUNT``: heal, recoil; ``ATK_CONDITION``: an index into ``CONDITIONS``;
-``ATK_DISCARD_TYPE``/``ATK_DISCARD_COUNT``: -1/``DISCARD_ALL`` for "all")."""
+``ATK_DISCARD_TYPE``/``ATK_DISCARD_COUNT``: -1/``DISCARD_ALL`` for "all"). Trainers:
+``TRAINER_EFFECT`` (an index into ``EFFECTS``; -1: not a Trainer this engine plays) and the
+names some of them ask for (``BLAINE``, ``BROCK``, ``SURGE``)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,14 @@ TEMPLATES = ("", "status", "coin_status", "heal_self", "discard_energy", "recoil
  T_COIN_BONUS, T_COIN_FAIL, T_FLIP_UNTIL_TAILS, T_ALL_HEADS_BONUS,
  T_COIN_BONUS_OR_RECOIL) = range(len(TEMPLATES))
 DISCARD_ALL = 99
+# The Trainer effects this engine plays (reference ``rules.TRAINER_EFFECTS`` less Koga, whose
+# Muk and Weezing are not in the pool: it could never be played, so it is not translated)
+EFFECTS = ("", "potion", "erika", "misty", "brock", "sabrina", "lt_surge", "giovanni",
+           "blaine", "x_speed", "hand_scope", "pokedex", "professors_research", "poke_ball",
+           "red_card")
+(E_NONE, E_POTION, E_ERIKA, E_MISTY, E_BROCK, E_SABRINA, E_LT_SURGE, E_GIOVANNI, E_BLAINE,
+ E_X_SPEED, E_HAND_SCOPE, E_POKEDEX, E_PROFESSORS_RESEARCH, E_POKE_BALL,
+ E_RED_CARD) = range(len(EFFECTS))
 TABLE_PATH = Path(__file__).resolve().parents[1] / "cards.json"
 
 _cards = json.loads(TABLE_PATH.read_text())["cards"]
@@ -54,9 +64,12 @@ ATK_DISCARD_TYPE = np.full((N_CARDS + 1, MAX_ATTACKS), -1, np.int8)
 ATK_DISCARD_COUNT = np.zeros((N_CARDS + 1, MAX_ATTACKS), np.int8)
 EVOLVES_FROM = np.zeros(N_CARDS + 1, np.int16)  # the card id it evolves from, 0: none
 NO_ABILITY = np.zeros(N_CARDS + 1, bool)  # a Pokémon without an Ability (none is supported)
+TRAINER_EFFECT = np.full(N_CARDS + 1, -1, np.int8)
 KIND[0] = -1
 for _i, _c in enumerate(_cards, start=1):
     KIND[_i] = KIND_NAMES.index(_c["kind"])
+    if _c["kind"] in ("item", "supporter") and _c["effect"] in EFFECTS:
+        TRAINER_EFFECT[_i] = EFFECTS.index(_c["effect"])
     if _c["kind"] != "pokemon":
         continue
     NO_ABILITY[_i] = _c["ability"] is None and not _c["unsupported"]
@@ -109,3 +122,13 @@ PLAIN_BASIC = IS_BASIC & NO_ABILITY & np.all(ATK_PLAIN | (np.arange(MAX_ATTACKS)
 # of a template above
 _ATK_OK = (ATK_TEMPLATE >= 0) | (np.arange(MAX_ATTACKS) >= N_ATK[:, None])
 STATUS = IS_POKEMON & NO_ABILITY & np.all(_ATK_OK, axis=1)
+IS_SUPPORTER = KIND == KIND_NAMES.index("supporter")  # noqa: SIM300
+IS_TRAINER = TRAINER_EFFECT > 0  # an Item or Supporter this engine plays
+# The Pokémon a Trainer names (reference ``rules.BLAINE_POKEMON``, ``BROCK_POKEMON``,
+# ``SURGE_POKEMON``)
+BLAINE = np.asarray([n in ("Ninetales", "Rapidash", "Magmar") for n in NAMES])
+BROCK = np.asarray([n in ("Golem", "Onix") for n in NAMES])
+SURGE = np.asarray([n in ("Raichu", "Electrode", "Electabuzz") for n in NAMES])
+# The ``trainers`` pool (reference ``deck.trainers_cards``): the ``status`` Pokémon and the
+# Trainers above
+TRAINERS = STATUS | IS_TRAINER

@@ -1,7 +1,8 @@
-"""Pokémon TCG Pocket in JAX (the ``status`` pool of ``TcgPocketReference``: Pokémon of any stage
-with printed-damage attacks or the effect templates of Special Conditions and coins, no
-Trainers; the ``plain`` pool is its subset): fixed-size arrays of the reference's layout
-(``state.py``), the rules of ``rules.py``, masks, both players' observations (``encode.py``).
+"""Pokémon TCG Pocket in JAX (the ``trainers`` pool of ``TcgPocketReference``: Pokémon of any
+stage with printed-damage attacks or the effect templates of Special Conditions and coins, and
+every Item and Supporter but Koga; the ``status`` and ``plain`` pools are its subsets):
+fixed-size arrays of the reference's layout (``state.py``), the rules of ``rules.py``, masks,
+both players' observations (``encode.py``).
 
 The step is the action of whoever must act; the observation is that player's view (the next
 player to act, player 0 once the game is over), the reward player 0's (+1 win, -1 loss, 0
@@ -51,9 +52,9 @@ class TcgPocket(Environment[State, Params]):
     }
 
     def __init__(self, decks: tuple[Any, Any] | None = None) -> None:
-        # Hand edit after the loop: (card ids int16[n, 20], Energy types int8[n, 3]) of decks
-        # the resets deal two of (``dealt.py``: the reference's status decks); None: the
-        # loop's own decks of Colorless Basics.
+        # Hand edit after the loop (kept in the workspace since): (card ids int16[n, 20],
+        # Energy types int8[n, 3]) of decks the resets deal two of (``dealt.py``: the
+        # reference's decks of the pool); None: the loop's own decks of Colorless Basics.
         self.decks = None if decks is None else (jnp.asarray(decks[0], jnp.int16),
                                                  jnp.asarray(decks[1], jnp.int8))
 

@@ -1,6 +1,7 @@
-"""The rules (reference ``rules.py``) in JAX, for the cards of the ``status`` pool: Pokémon of
+"""The rules (reference ``rules.py``) in JAX, for the cards of the ``trainers`` pool: Pokémon of
 any stage with no Ability whose attacks do printed damage or use the effect templates of
-Special Conditions and coins (``cards.TEMPLATES``), no Trainers.
+Special Conditions and coins (``cards.TEMPLATES``), and the Trainers of ``cards.EFFECTS``
+(every Item and Supporter of the reference but Koga).
 
 Covered, with the reference's order of draws: the opening hands (``basic_first``), the
 first-player coin, setup placements, the Energy Zone (rolls, rotation, the first turn's none),
@@ -19,7 +20,15 @@ both at once: a draw; the turn limit), promotions (``promotion_order``, a single
 Pokémon promoted without asking) and evolution (onto ``evolves_from`` one stage lower, not on a
 player's first turn, not on a Pokémon that entered play or evolved this turn; damage and
 Energy stay).
-Not covered (masked as illegal, so never reached from a legal play): Trainers, fossils, the
+Trainers (8): an Item any number of times, a Supporter once per turn (not on turn 1, not while
+blocked), each card's check as the mask (its target, and "would do nothing" refused at the
+flag's default); Potion, Erika (heal 20, 50), Misty (coins until tails, a Water Energy per
+heads), Brock (a Fighting Energy), Sabrina (the opponent's ``new_active`` choice), Lt. Surge
+(the Bench's Lightning Energy to the Active), Giovanni (+10), Blaine (+30 for Ninetales,
+Rapidash, Magmar), X Speed (retreat -1), Hand Scope and Pokédex (what is revealed), Professor's
+Research (draw 2), Poké Ball (a pick over the deck's Basics), Red Card (the opponent's hand into
+its deck, a shuffle, draw 3); the card then goes to the discard pile.
+Not covered (masked as illegal, so never reached from a legal play): Koga, fossils, the
 other attack templates (a state holding them is outside what was verified).
 
 Every function maps a ``State`` to a ``State``; branches are taken with ``select`` on whole
@@ -43,6 +52,7 @@ from envport.envs.tcg_pocket.jax_engine.state import (
     C_CONFUSED,
     C_PARALYZED,
     C_POISONED,
+    D_NEW_ACTIVE,
     D_PROMOTE,
     D_RETREAT_ENERGY,
     D_SETUP,
@@ -94,6 +104,14 @@ ATK_CONDITION = jnp.asarray(C.ATK_CONDITION, jnp.int32)
 ATK_DISCARD_TYPE = jnp.asarray(C.ATK_DISCARD_TYPE, jnp.int32)
 ATK_DISCARD_COUNT = jnp.asarray(C.ATK_DISCARD_COUNT, jnp.int32)
 MAX_COINS = int(C.ATK_COINS.max())  # the static bound of a multi-coin attack's loop
+IS_SUPPORTER = jnp.asarray(C.IS_SUPPORTER)
+IS_TRAINER = jnp.asarray(C.IS_TRAINER)
+TRAINER_EFFECT = jnp.asarray(C.TRAINER_EFFECT, jnp.int32)
+BLAINE = jnp.asarray(C.BLAINE)
+BROCK = jnp.asarray(C.BROCK)
+SURGE = jnp.asarray(C.SURGE)
+GRASS, WATER, LIGHTNING, FIGHTING = (C.ENERGY_TYPES.index(t) for t in (
+    "Grass", "Water", "Lightning", "Fighting"))  # a Pokémon's type and an Energy type alike
 EXCLUSIVE = jnp.zeros(5, bool).at[jnp.asarray([C_ASLEEP, C_PARALYZED, C_CONFUSED])].set(True)
 
 
@@ -413,8 +431,9 @@ def cost_paid(energy: jax.Array, typed: jax.Array, colorless: jax.Array) -> jax.
 
 def use_attack(s: State, i: Any) -> State:
     """7: Confusion's coin (tails: nothing, flag ``confusion_tails`` at its default); the
-    damage templates' coins; the damage to the opponent's Active (+10 Giovanni, +20 Weakness,
-    both only on damage > 0); the effect template; recoil. Knock Outs: in ``advance``."""
+    damage templates' coins; the damage to the opponent's Active (+10 Giovanni, +30 Blaine for
+    Ninetales, Rapidash and Magmar, +20 Weakness, all only on damage > 0); the effect
+    template; recoil. Knock Outs: in ``advance``."""
     p = i32(s.current)
     attacker = card_at(s, p, 0)
     s = end_turn(s)
@@ -441,6 +460,7 @@ def use_attack(s: State, i: Any) -> State:
     nothing = fails | ((t == C.T_COIN_FAIL) & (h == 0))
     defender = card_at(s, 1 - p, 0)
     damage = base + jnp.where((base > 0) & s.giovanni[p], 10, 0)
+    damage = damage + jnp.where((base > 0) & s.blaine[p] & BLAINE[attacker], 30, 0)
     weak = (WEAKNESS[defender] >= 0) & (WEAKNESS[defender] == TYPE[attacker])
     damage = damage + jnp.where(weak & (damage > 0), 20, 0)
     hit = s.replace(damage=s.damage.at[1 - p, 0].add(
@@ -509,7 +529,7 @@ def legal_mask(s: State) -> jax.Array:
     main = main.at[A.RETREAT:A.ATTACH].set(can_retreat & occ[1:])
     main = main.at[A.ATTACH:A.DISCARD].set((s.energy_current[p] >= 0) & occ)
     play = jnp.zeros((A.MAX_HAND, SLOTS), bool).at[:, 0].set(basic_in_hand & bench_room)
-    play = play | evolve_mask(s, p, hand_cards, h_ok)
+    play = play | evolve_mask(s, p, hand_cards, h_ok) | trainer_mask(s, p, hand_cards, h_ok)
     main = main.at[A.PLAY:A.CHOOSE].set(play.ravel())
     out = jnp.where(has_pending(s), jnp.where(d == D_SETUP, setup, decision), main)
     return out & (s.stage != S_OVER)
@@ -527,6 +547,164 @@ def evolve_mask(s: State, p: jax.Array, hand_cards: jax.Array, h_ok: jax.Array) 
     match = (EVOLVES_FROM[hand_cards][:, None] == tops[None, :]) & (
         STAGE[tops][None, :] == STAGE[hand_cards][:, None] - 1)
     return evo[:, None] & match & target_ok[None, :]
+
+
+def trainer_mask(s: State, p: jax.Array, hand_cards: jax.Array, h_ok: jax.Array) -> jax.Array:
+    """bool[hand, slot]: 8, the Trainer at h played with target t (0 for one that takes
+    none): a Supporter once per turn, not on turn 1, not while blocked; each card's own check
+    (reference ``TRAINER_CHECKS``), "would do nothing" included (``allow_no_effect_plays``
+    at its default, False)."""
+    turn = i32(s.turn)
+    o = 1 - p
+    supporter_ok = (~s.played_supporter[p] & (turn != 1)
+                    & (i32(s.supporters_blocked_until[p]) < turn))
+    playable = h_ok & IS_TRAINER[hand_cards] & (~IS_SUPPORTER[hand_cards] | supporter_ok)
+    tops = jnp.stack([card_at(s, p, t) for t in range(SLOTS)])
+    occ = tops != 0
+    damaged = occ & (s.damage[p] > 0)
+    kind = TYPE[tops]
+    t0 = jnp.arange(SLOTS) == 0
+    opp_bench = jnp.any(occupied(s, o)[1:])
+    bench_lightning = jnp.any(occupied(s, p)[1:] & (s.energy[p, 1:, LIGHTNING] > 0))
+    own_deck = zcount(s.deck[p]) > 0
+    opp_hand = zcount(s.hand[o]) > 0
+    opp_cards = opp_hand | (zcount(s.deck[o]) > 0)
+    by_effect = jnp.stack([  # [effect, slot], in ``C.EFFECTS`` order
+        jnp.zeros(SLOTS, bool),
+        damaged,  # potion
+        damaged & (kind == GRASS),  # erika
+        occ & (kind == WATER),  # misty
+        occ & BROCK[tops],  # brock
+        t0 & opp_bench,  # sabrina
+        t0 & SURGE[tops] & bench_lightning,  # lt_surge
+        t0, t0, t0,  # giovanni, blaine, x_speed: always
+        t0 & opp_hand,  # hand_scope
+        t0 & own_deck, t0 & own_deck, t0 & own_deck,  # pokedex, professors_research, poke_ball
+        t0 & opp_cards,  # red_card
+    ])
+    return playable[:, None] & by_effect[jnp.clip(TRAINER_EFFECT[hand_cards], 0,
+                                                  len(C.EFFECTS) - 1)]
+
+
+# ---------------------------------------------------------------- Trainers (8), one per effect
+def heal(s: State, p: Any, t: Any, amount: int) -> State:
+    healed = jnp.maximum(0, i32(s.damage[p, t]) - amount)
+    return s.replace(damage=s.damage.at[p, t].set(healed.astype(s.damage.dtype)))
+
+
+def add_energy(s: State, p: Any, t: Any, kind: int, n: Any) -> State:
+    more = i32(s.energy[p, t, kind]) + n
+    return s.replace(energy=s.energy.at[p, t, kind].set(more.astype(s.energy.dtype)))
+
+
+def effect_potion(s: State, p: Any, t: Any, params: Params) -> State:
+    return heal(s, p, t, 20)
+
+
+def effect_erika(s: State, p: Any, t: Any, params: Params) -> State:
+    return heal(s, p, t, 50)
+
+
+def effect_misty(s: State, p: Any, t: Any, params: Params) -> State:
+    """Coins until tails; each heads a Water Energy on the target (not the turn's Energy)."""
+    h, rng = R.heads_until_tails(s.rng)
+    return add_energy(s.replace(rng=rng), p, t, WATER, h)
+
+
+def effect_brock(s: State, p: Any, t: Any, params: Params) -> State:
+    return add_energy(s, p, t, FIGHTING, 1)
+
+
+def effect_sabrina(s: State, p: Any, t: Any, params: Params) -> State:
+    """The opponent switches its Active with a Benched Pokémon it chooses (one Benched: at
+    once, as the reference's ``ask``)."""
+    o = 1 - p
+    occ = occupied(s, o)
+    benched = jnp.sum(occ[1:])
+    only = jnp.argmax(occ[1:]) + 1
+    return select(benched == 1, switch_active(s, o, only), select(
+        benched > 1, queue_push(s, D_NEW_ACTIVE, o), s))
+
+
+def effect_lt_surge(s: State, p: Any, t: Any, params: Params) -> State:
+    """All Lightning Energy of the Bench to the Active."""
+    bench = i32(s.energy[p, 1:, LIGHTNING])
+    s = add_energy(s, p, 0, LIGHTNING, jnp.sum(bench))
+    return s.replace(energy=s.energy.at[p, 1:, LIGHTNING].set(0))
+
+
+def effect_giovanni(s: State, p: Any, t: Any, params: Params) -> State:
+    return s.replace(giovanni=s.giovanni.at[p].set(True))
+
+
+def effect_blaine(s: State, p: Any, t: Any, params: Params) -> State:
+    return s.replace(blaine=s.blaine.at[p].set(True))
+
+
+def effect_x_speed(s: State, p: Any, t: Any, params: Params) -> State:
+    return s.replace(x_speed=s.x_speed.at[p].add(jnp.int8(1)))
+
+
+def effect_hand_scope(s: State, p: Any, t: Any, params: Params) -> State:
+    return s.replace(revealed_hand=s.revealed_hand.at[p].set(s.hand[1 - p]),
+                     revealed_hand_shown=s.revealed_hand_shown.at[p].set(True))
+
+
+def effect_pokedex(s: State, p: Any, t: Any, params: Params) -> State:
+    return s.replace(revealed_top=s.revealed_top.at[p].set(s.deck[p, :3]),
+                     revealed_top_shown=s.revealed_top_shown.at[p].set(True))
+
+
+def effect_professors_research(s: State, p: Any, t: Any, params: Params) -> State:
+    return draw(draw(s, p, params), p, params)
+
+
+def effect_poke_ball(s: State, p: Any, t: Any, params: Params) -> State:
+    """A random Basic of the deck (a pick over the deck's Basics in deck order) to the hand;
+    with none, nothing is drawn."""
+    deck = s.deck[p]
+    is_b = IS_BASIC[i32(deck)] & (deck != 0)
+    n = jnp.sum(is_b)
+    k, rng = R.randint(s.rng, n)
+    card, rest = zpop(deck, jnp.argmax(jnp.cumsum(is_b) == k + 1))
+    found = s.replace(deck=s.deck.at[p].set(rest), hand=s.hand.at[p].set(zpush(s.hand[p], card)),
+                      rng=rng)
+    return select(n > 0, found, s)
+
+
+def effect_red_card(s: State, p: Any, t: Any, params: Params) -> State:
+    """The opponent's hand goes under its deck, the deck is shuffled, it draws 3."""
+    o = 1 - p
+    deck, hand = s.deck[o], s.hand[o]
+    n_deck = zcount(deck)
+    idx = jnp.arange(ZONE)
+    both = jnp.where(idx < n_deck, deck, hand[jnp.clip(idx - n_deck, 0, ZONE - 1)])
+    both, rng = R.shuffle(s.rng, both, zcount(both))
+    s = s.replace(deck=s.deck.at[o].set(both), hand=s.hand.at[o].set(jnp.zeros_like(hand)),
+                  rng=rng)
+    for _ in range(3):
+        s = draw(s, o, params)
+    return s
+
+
+EFFECTS: tuple[Any, ...] = (  # annotated after the loop (mypy: the None is never called)
+    None, effect_potion, effect_erika, effect_misty, effect_brock, effect_sabrina,
+    effect_lt_surge, effect_giovanni, effect_blaine, effect_x_speed, effect_hand_scope,
+    effect_pokedex, effect_professors_research, effect_poke_ball, effect_red_card)
+assert len(EFFECTS) == len(C.EFFECTS)
+
+
+def play_trainer(s: State, p: jax.Array, card: jax.Array, t: jax.Array, params: Params
+                 ) -> State:
+    """The card (already out of the hand): a Supporter marks the turn's one; its effect;
+    then the card to the discard pile."""
+    e = TRAINER_EFFECT[i32(card)]
+    s = s.replace(played_supporter=s.played_supporter.at[p].set(
+        s.played_supporter[p] | IS_SUPPORTER[i32(card)]))
+    out = s
+    for k in range(1, len(EFFECTS)):
+        out = select(e == k, EFFECTS[k](s, p, t, params), out)
+    return out.replace(discard=out.discard.at[p].set(zpush(out.discard[p], card)))
 
 
 def evolve(s: State, p: jax.Array, card: jax.Array, t: jax.Array) -> State:
@@ -555,7 +733,9 @@ def apply_decision(s: State, kind: jax.Array, x: jax.Array, params: Params) -> S
     promoted = move_slot(popped, p, x, 0)
     spent = popped.replace(energy=popped.energy.at[p, 0, x].add(-1))
     retreated = resolve_retreat(spent, p, i32(s.pending_bench[0]), i32(s.pending_left[0]) - 1)
-    other = select(d == D_RETREAT_ENERGY, retreated, promoted)
+    switched = switch_active(popped, p, x)  # new_active (Sabrina): the Active to the Bench
+    other = select(d == D_RETREAT_ENERGY, retreated, select(d == D_NEW_ACTIVE, switched,
+                                                            promoted))
     return select(d == D_SETUP, setup, other)
 
 
@@ -571,8 +751,10 @@ def apply_main(s: State, kind: jax.Array, x: jax.Array, y: jax.Array, params: Pa
                          attached_energy=s.attached_energy.at[p].set(True))
     card, rest = zpop(s.hand[p], jnp.clip(x, 0, A.MAX_HAND - 1))
     without = s.replace(hand=s.hand.at[p].set(rest))
+    y = jnp.clip(y, 0, SLOTS - 1)
     played = select(IS_BASIC[i32(card)], put_in_play(without, p, card, s.turn),
-                    evolve(without, p, card, jnp.clip(y, 0, SLOTS - 1)))
+                    select(IS_TRAINER[i32(card)], play_trainer(without, p, card, y, params),
+                           evolve(without, p, card, y)))
     branches = [ended, attacked, retreated, attached, s, played, s, s]
     out = branches[0]
     for k in range(1, len(branches)):
