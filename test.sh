@@ -13,7 +13,10 @@ case ",${ENVPORT_EXTRAS:-gb}," in
     *,gb,*) cargo test --quiet --manifest-path rust/envport-gb/Cargo.toml || exit 1 ;;
     *) echo "ENVPORT_EXTRAS has no 'gb': the Game Boy core's cargo test is not run" >&2 ;;
 esac
-python3 -m pytest -q "$@"
+# Two workers (pytest-xdist), each test file on one of them (its module fixtures and compiled
+# functions stay shared): the suite is mostly single-threaded compiles and Node/MuJoCo steps, so
+# the second core was idle in a serial run. ENVPORT_TEST_WORKERS=0 runs it in one process.
+python3 -m pytest -q -n "${ENVPORT_TEST_WORKERS:-2}" --dist loadfile "$@"
 code=$?
 if [ "$code" -eq 5 ]; then
     echo "no tests were collected" >&2
