@@ -27,6 +27,18 @@ def compiled():
             "obs": jax.jit(jax_observation)}
 
 
+def _step_alike(compiled, ref, s, action, where):
+    """One action on the reference and on the engine: the same state, observation, reward and
+    end; the engine's next state, the reference's state and whether the game ended."""
+    obs, reward, done, _, _ = ref.step(action)
+    res = compiled["step"](jax.random.key(where[1]), s, jnp.int32(action))
+    got, want = BRIDGE.from_jax(res.state), ref.get_state()
+    assert [k for k in want if not np.array_equal(got[k], want[k])] == [], where
+    assert np.array_equal(np.asarray(res.obs), obs)
+    assert float(res.reward) == reward and bool(res.terminated) == done
+    return res.state, want, done
+
+
 def test_whole_games_in_lockstep_with_the_engines_own_draws(compiled):
     ends, evolved, conditions = set(), 0, 0
     for seed in range(6):
@@ -43,13 +55,7 @@ def test_whole_games_in_lockstep_with_the_engines_own_draws(compiled):
                 assert np.array_equal(np.asarray(compiled["obs"](s, jnp.int32(q))), want)
             action = (ref.scripted_action(rng) if seed % 2 else
                       int(rng.choice(np.flatnonzero(mask))))
-            obs, reward, done, _, _ = ref.step(action)
-            res = compiled["step"](jax.random.key(t), s, jnp.int32(action))
-            got, want = BRIDGE.from_jax(res.state), ref.get_state()
-            assert [k for k in want if not np.array_equal(got[k], want[k])] == [], (seed, t)
-            assert np.array_equal(np.asarray(res.obs), obs)
-            assert float(res.reward) == reward and bool(res.terminated) == done
-            s = res.state
+            s, want, done = _step_alike(compiled, ref, s, action, (seed, t))
             evolved += int((want["stack"][:, :, 1] != 0).sum())
             conditions += int(want["conditions"].any())
             if done:
@@ -93,13 +99,7 @@ def test_trainers_games_in_lockstep(compiled):
             if PLAY <= action < PLAY + 80 and not (want_s["pending_kind"] >= 0).any():
                 card = int(want_s["hand"][ref.game.to_act(), (action - PLAY) // 4])
                 played |= {trainer_ids[card]} if card in trainer_ids else set()
-            obs, reward, done, _, _ = ref.step(action)
-            res = compiled["step"](jax.random.key(t), s, jnp.int32(action))
-            got, want = BRIDGE.from_jax(res.state), ref.get_state()
-            assert [k for k in want if not np.array_equal(got[k], want[k])] == [], (seed, t)
-            assert np.array_equal(np.asarray(res.obs), obs)
-            assert float(res.reward) == reward and bool(res.terminated) == done
-            s = res.state
+            s, _, done = _step_alike(compiled, ref, s, action, (seed, t))
             if done:
                 break
         assert done
