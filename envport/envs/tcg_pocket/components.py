@@ -12,6 +12,13 @@ jitted, vmapped call over every case of every check, compiled once) must give th
 observation, reward and end, field by field. A check with no case in which the attack is
 legal, or (for a coin template) in which the reference draws no coin, fails: it would check
 nothing.
+
+``mask:legal`` compares the JAX engine's legal-action mask (``TcgPocket.action_mask``, i.e.
+``rules.legal_mask``, the mask the step checks an action against) with the reference's
+``action_mask()``, action by action, on every state of a few short reference games (setup
+included), the states the checks above start from, and edited setup states (see
+:func:`mask_states`): L2 and L3 draw their actions from the reference's mask, so a JAX mask
+that offers more (or other) actions is seen nowhere else.
 """
 
 from __future__ import annotations
@@ -201,6 +208,110 @@ def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
     return out
 
 
+MASK_GAMES = 4  # games 0-1: random legal players; 2-3: the greedy heuristic on both sides
+MASK_BATCH = 1024  # states are padded to this many: one compilation whatever the count
+
+
+def _game_states() -> list[dict[str, np.ndarray]]:
+    """Every state of ``MASK_GAMES`` reference games, from the deal (setup) to the end."""
+    from envport.envs.tcg_pocket.spec_support import make_reference
+
+    ref, out = make_reference(), []
+    for g in range(MASK_GAMES):
+        rng = np.random.default_rng(derive_seed(SEED, 1000 + g))
+        ref.reset(derive_seed(SEED, 1000 + g))
+        for _ in range(400):
+            out.append(ref.get_state())
+            mask = ref.action_mask()
+            if not mask.any():
+                break
+            a = (ref.scripted_action(rng) if g >= 2 else int(rng.choice(np.flatnonzero(mask))))
+            ref.step(a)
+    return out
+
+
+def _setup_edits(states: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    """Setup states with the Active Spot of the player to act emptied and the Bench full (a
+    board play never makes, the Active filling first, but one the reference accepts: a Basic
+    may still go to the Active Spot) or emptied too."""
+    out = []
+    for s in states:
+        p = int(s["pending_player"][0])
+        if int(s["stage"]) != 0 or int(s["pending_kind"][0]) != 0 or p < 0:
+            continue
+        basics = [c for c in s["hand"][p] if c and _TABLE[_card(c)].is_basic]
+        if not basics:
+            continue
+        for full in (True, False):
+            e = {k: np.array(v, copy=True) for k, v in s.items()}
+            e["stack"][p] = 0
+            if full:
+                e["stack"][p, 1:, 0] = basics[0]
+            out.append(e)
+    return out
+
+
+def _card(card_id: int) -> str:
+    from envport.envs.tcg_pocket.encode import CARD_NAMES
+
+    return CARD_NAMES[int(card_id) - 1]
+
+
+@cache
+def mask_states() -> list[tuple[dict[str, np.ndarray], np.ndarray]]:
+    """(state, the reference's mask) for ``mask:legal``: every state of :func:`_game_states`,
+    its setup edits and the states every other check starts from, each in the reference's own
+    form (set, then read back), each board once."""
+    from envport.envs.tcg_pocket.spec_support import make_reference
+
+    games = _game_states()
+    states = games + _setup_edits(games) + [s for _, s, _, _ in _reference_side()]
+    ref, out, seen = make_reference(), [], set()
+    for s in states:
+        ref.set_state(s)
+        s = ref.get_state()
+        # the checks' cases repeat a board at several generator positions: one is enough
+        key = b"".join(np.ascontiguousarray(v).tobytes() for k, v in s.items() if k != "rng")
+        if key not in seen:
+            seen.add(key)
+            out.append((s, ref.action_mask().copy()))
+    if len(out) > MASK_BATCH:
+        raise ComponentMismatch(f"{len(out)} mask states: raise MASK_BATCH ({MASK_BATCH})")
+    return out
+
+
+_JAX_MASKS: dict[tuple[int, ...], np.ndarray] = {}
+
+
+def _check_mask() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    from envport.envs.tcg_pocket.jax_engine.bridge import TcgPocketBridge
+    from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
+
+    cases, version = mask_states(), _engine_version()
+    if version not in _JAX_MASKS:
+        bridge, env = TcgPocketBridge(), TcgPocket()
+        states = [bridge.to_jax(s) for s, _ in cases]
+        states += [states[0]] * (MASK_BATCH - len(states))
+        batch = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *states)
+        _JAX_MASKS.clear()
+        _JAX_MASKS[version] = np.asarray(jax.jit(jax.vmap(env.action_mask))(batch))
+    got = _JAX_MASKS[version]
+    if not any(want.any() for _, want in cases) or not any(
+            int(s["stage"]) == 0 for s, _ in cases):
+        raise ComponentMismatch("mask:legal: no state with a legal action, or none of the setup")
+    for i, (s, want) in enumerate(cases):
+        if not np.array_equal(got[i], want):
+            extra = np.flatnonzero(got[i] & ~want).tolist()
+            missing = np.flatnonzero(want & ~got[i]).tolist()
+            raise ComponentMismatch(f"mask:legal: state {i} of {len(cases)} (stage "
+                                    f"{int(s['stage'])}, turn {int(s['turn'])}): the engine "
+                                    f"offers {extra} beyond the reference's mask and lacks "
+                                    f"{missing}")
+
+
 def _hp_of(stack: np.ndarray) -> int:
     return int(_TABLE[_name(stack)].hp)
 
@@ -332,3 +443,10 @@ def components() -> dict[str, Callable[[], None]]:
         return lambda: _check(name)
 
     return {n: check(n) for n in names}
+
+
+def mask_components() -> dict[str, Callable[[], None]]:
+    """``{"mask:legal": check}``, apart from :func:`components` until ``SPEC`` lists it
+    (``__init__._CHECKS``, where it belongs first: it compiles in seconds, so a mask mutant is
+    stopped before the transition compiles)."""
+    return {"mask:legal": _check_mask}
