@@ -442,11 +442,6 @@ def components() -> dict[str, Callable[[], None]]:
     def check(name: str) -> Callable[[], None]:
         return lambda: _check(name)
 
-    return {n: check(n) for n in names}
-
-
-def mask_components() -> dict[str, Callable[[], None]]:
-    """``{"mask:legal": check}``, apart from :func:`components` until ``SPEC`` lists it
-    (``__init__._CHECKS``, where it belongs first: it compiles in seconds, so a mask mutant is
-    stopped before the transition compiles)."""
-    return {"mask:legal": _check_mask}
+    # The mask first: it compiles in seconds, so a mask mutant is stopped before the
+    # transition compiles.
+    return {"mask:legal": _check_mask, **{n: check(n) for n in names}}

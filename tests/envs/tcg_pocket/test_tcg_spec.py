@@ -140,5 +140,5 @@ def test_l1_components_cover_every_template_and_condition(spec):
     from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES, TRAINERS_EFFECTS
 
     want = {f"template:{t}" for t in STATUS_TEMPLATES} | {f"checkup:{c}" for c in CONDITIONS}
-    want |= {"end:both_win"} | {f"trainer:{e}" for e in TRAINERS_EFFECTS}
+    want |= {"end:both_win", "mask:legal"} | {f"trainer:{e}" for e in TRAINERS_EFFECTS}
     assert set(spec.verification.components) == want == set(components())
