@@ -11,7 +11,7 @@ like the JAX rollout), its actions go to NumPy, and the reference's batch
 Masked PPO (a translation with an ``action_mask`` hook, ``Program.masked``: a two-player game
 against a fixed opponent) needs the host batch's legal actions at each observation:
 ``vec.action_masks() -> bool[num_envs, A]`` (see ``backends.HostVectorEnv``). The policy then
-samples among them as the JAX rollout does (:meth:`HostTrainer._masked_act`, the same key
+samples among them as the JAX rollout does (``Program.host_act`` with a mask, the same key
 splits), and the masks ride in the trajectory (``Transition.mask``) for the same update.
 """
 
@@ -26,9 +26,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from envport.train.backends import HostVectorEnv, make_backend
 from envport.train.ppo import AXIS, Array, Params, TrainState, Transition
 from envport.train.program import (
-    BAT,
     NO_CLOCK,
-    REP,
     PhaseClock,
     Program,
     host_tree,
@@ -95,29 +93,8 @@ class HostTrainer:
     def _act(self, state: HostState, carry: Array, obs: np.ndarray, first: np.ndarray,
              mask: np.ndarray | None, k_roll: Array) -> Any:
         """The compiled policy step of this run (a lookup after the first call)."""
-        if mask is None:
-            return self.prog.host_act(state.train, carry, *self._put(obs, first), k_roll)
-        return self._masked_act(state.train, carry, *self._put(obs, first),
-                                jax.device_put(mask, self._bat), k_roll)
-
-    def _masked_act(self, train: TrainState, carry: Array, obs: Array, first: Array,
-                    mask: Array, k_roll: Array) -> Any:
-        """``Program.host_act`` with the legal actions: ``(params, carry, obs, first, mask,
-        k_roll) -> (carry, raw action, env action, logp, value, k_roll)``, sampling among the
-        legal actions as ``ppo.make_rollout`` does with its ``action_mask`` (same key splits)."""
-        prog, policy = self.prog, self.prog.policy
-
-        def act(params: Params, carry: Array, obs: Array, first: Array, mask: Array,
-                k_roll: Array) -> tuple[Array, ...]:
-            k, k_act, _k_env = jax.random.split(k_roll[0], 3)
-            carry, dist, value = policy.apply(params, carry, obs[None], first[None], mask[None])
-            raw = dist.sample(k_act)
-            logp = dist.log_prob(raw)[0]
-            return carry, raw[0], policy.env_action(raw[0]), logp, value[0], k[None]
-
-        return prog._cached("act_masked", lambda: prog._shard_jit(
-            act, (REP, BAT, BAT, BAT, BAT, BAT), (BAT, BAT, BAT, BAT, BAT, BAT)).lower(
-                train.params, carry, obs, first, mask, k_roll).compile())
+        return self.prog.host_act(state.train, carry, *self._put(obs, first), k_roll,
+                                  None if mask is None else jax.device_put(mask, self._bat))
 
     def compile(self, state: HostState) -> None:
         _, k_roll, _ = self.prog.host_keys(state.key)
