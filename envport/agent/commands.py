@@ -219,6 +219,10 @@ def _mutate_parser(sub: Any) -> None:
     m.add_argument("--samples", type=positive_int, default=10000, help="distribution samples")
     m.add_argument("--seed", type=seed_int, default=0)
     m.add_argument("--timeout", type=positive_float, default=300.0, help="seconds per mutant")
+    m.add_argument("--eager", action=argparse.BooleanOptionalAction, default=None,
+                   help="run the recorded L2 op by op (jax.disable_jit) or compiled; default: "
+                        "the translation's mutation_plan (op by op pays off where a compilation "
+                        "of the step takes minutes)")
     m.add_argument("--min-kill-rate", type=float, default=0.95,
                    help="exit 1 below this kill rate of non-equivalent mutants")
 
@@ -276,7 +280,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                 operators=tuple(args.operators), seed=args.seed, states=args.states,
                 episodes=args.episodes, examples=args.examples, samples=args.samples,
                 timeout_s=args.timeout, progress=progress, only=args.only, ray=args.ray,
-                journal=journal, restart=args.restart)
+                journal=journal, restart=args.restart, eager=args.eager)
         except ValueError as e:  # a journal of another run, a component control that fails
             err.print(f"[red]error:[/] {escape(str(e))}")
             return 2

@@ -139,6 +139,10 @@ def test_an_interrupted_run_resumes_and_only_component_checks_kill_its_mutants(e
     from envport.cli import main
 
     assert main(["mutate", "mutcomp", "--seed", "1", "--journal", str(journal)]) == 2
+    # the plan's eager overridden from the command line: another run, named by its flag
+    with pytest.raises(JournalMismatch, match=r"--eager / --no-eager"):
+        mutate.run_mutation("mutcomp", journal=journal, **SIZES, eager=True)
+    assert main(["mutate", "mutcomp", "--eager", "--journal", str(journal)]) == 2
     assert len(journal.read_text().splitlines()) == 6  # untouched by the refusals
 
 

@@ -380,7 +380,8 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
                  states: int = 1000, episodes: int = 4, examples: int = 4, samples: int = 10000,
                  chunk: int = 8, timeout_s: float = 300.0, progress: Progress | None = None,
                  only: list[str] | None = None, ray: str | None = None,
-                 journal: str | Path | None = None, restart: bool = False) -> MutationReport:
+                 journal: str | Path | None = None, restart: bool = False,
+                 eager: bool | None = None) -> MutationReport:
     """Generate mutants of ``env_name``'s translation and run the hierarchy on each, in every
     mode it declares: in ``workers`` local processes, or as Ray tasks on the cluster at ``ray``
     (an address, or ``"auto"``; ``workers`` and ``chunk`` then do not apply). Bad settings raise
@@ -390,7 +391,11 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
     if it holds verdicts of the same run (same settings, sample and code) only the other
     mutants are run, and a journal of another run raises :class:`journal.JournalMismatch` (a
     ValueError naming the flag), unless ``restart`` discards it. Ctrl-C (KeyboardInterrupt)
-    stops the run: the report returned holds the verdicts finished so far, ``interrupted``."""
+    stops the run: the report returned holds the verdicts finished so far, ``interrupted``.
+
+    ``eager``: overrides the plan's ``eager`` (None: the plan's). Which is cheaper depends on
+    the machine: op by op wins where one compilation of the step takes minutes (loaded cores),
+    compiled wins on quiet ones."""
     from envport.core.registry import spec as get_spec
     from envport.scale import check_address, require_ray
 
@@ -415,6 +420,8 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
         raise ValueError(f"unknown operator(s) {unknown_ops or '(none given)'}; known: "
                          f"{', '.join(OPERATORS)}")
     plan = mutation_plan(spec)
+    if eager is not None:
+        plan["eager"] = eager
     modules = translation_modules(spec)
     names = ", ".join(Path(inspect.getfile(m)).name for m in modules)
     every = generate_all(modules, operators)
