@@ -390,6 +390,13 @@ class VsOpponent(Environment[Any, Any]):
                            agents.heuristic_jax(state)[1], agents.random_jax(k_opp, state)[1])
         return self._play(k_env, state, action, theirs, params)
 
+    def transition_given(self, state: Any, action: Array, theirs: Array, params: Any = None
+                         ) -> StepResult:
+        """The step with the opponent's choice ``theirs`` given, for a batch that draws the
+        opponent's randomness itself (``pokemon_gen1.vector_engine``). The game's step takes
+        no randomness of its own (its draws are in the state), so its key is a constant."""
+        return self._play(jax.random.key(0), state, action, theirs, params)
+
     def _play(self, key: Array, state: Any, action: Array, theirs: Array, params: Any
               ) -> StepResult:
         actions = jnp.stack([jnp.asarray(action, jnp.int32), theirs])

@@ -236,6 +236,12 @@ class Training:
     # alias "translation") of ``envport train``/``transfer``, stepped by the host rollout as
     # the reference is (a JAX translation needs none: it is vmapped and jitted instead).
     make_vector_translation: Callable[..., Any] | None = None
+    # A JAX translation batched on the host that draws its episodes from the generator
+    # ``make_vector_reference``'s batch of the same seed draws from, in the same order (the
+    # same signature and contract): the two batches of a seed play the same episodes, so
+    # ``envport.train.evaluation.evaluate`` of a policy on both backends meets common random
+    # numbers (L4's sim-to-sim test). None: the JAX side is evaluated with its own draws.
+    make_matched_translation: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)

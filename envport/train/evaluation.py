@@ -36,10 +36,12 @@ from envport.train.run import default_config, load_params
 
 @functools.lru_cache(maxsize=16)
 def _actor(policy: Policy, deterministic: bool) -> Any:
-    def act(params: Params, carry: jax.Array, obs: jax.Array, first: jax.Array, key: jax.Array
-            ) -> tuple[jax.Array, jax.Array, jax.Array]:
+    def act(params: Params, carry: jax.Array, obs: jax.Array, first: jax.Array, key: jax.Array,
+            *mask: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        # ``mask`` (a batch with ``action_masks``): the legal actions, as masked PPO trained
         key, sub = jax.random.split(key)
-        carry, dist, _ = policy.apply(params, carry, obs[None], first[None])
+        carry, dist, _ = policy.apply(params, carry, obs[None], first[None],
+                                      *(m[None] for m in mask))
         raw = dist.mode() if deterministic else dist.sample(sub)
         return carry, policy.env_action(raw[0]), key
 
@@ -78,14 +80,16 @@ def evaluate(name: str, backend: str, params_or_run_dir: Params | str | os.PathL
         env_kwargs = default_kwargs if env_kwargs is None else env_kwargs
         params = params_or_run_dir
 
-    if OPPONENT in env_kwargs:
-        if check_backend(backend) != "jax":
-            raise ValueError(f"{name} against an opponent is evaluated on the JAX backend only "
-                             "(the reference batch has no fixed-opponent form yet)")
+    matched = envport.spec(name).training.make_matched_translation
+    if OPPONENT in env_kwargs and check_backend(backend) == "jax" and matched is None:
         return play_vs_opponent(name, env_kwargs[OPPONENT], params, episodes, seed,
                                 config=cfg, deterministic=deterministic,
                                 max_steps=max_steps).returns
-    vec = host_vector_env(name, backend, episodes, seed, **env_kwargs)
+    # The JAX side through the host loop too where it can draw what the reference batch of the
+    # same seed draws: both backends then play the same episodes with the same action keys.
+    vec = (matched(episodes, seed, **env_kwargs)
+           if check_backend(backend) == "jax" and matched is not None
+           else host_vector_env(name, backend, episodes, seed, **env_kwargs))
     try:
         return _play(vec, cfg, params, episodes, seed, deterministic, max_steps)
     finally:
@@ -107,9 +111,11 @@ def _play(vec: Any, cfg: PPOConfig, params: Params, episodes: int, seed: int,
     obs, first = vec.reset(), np.ones(episodes, np.bool_)
     running = np.zeros(episodes, np.float64)
     returns = np.full(episodes, np.nan)
+    masks = getattr(vec, "action_masks", None)
     for _ in range(max_steps):
         # NumPy straight into the compiled call: an eager jnp.asarray per step costs more.
-        carry, action, key = act(params, carry, obs, first, key)
+        legal = () if masks is None else (masks(),)
+        carry, action, key = act(params, carry, obs, first, key, *legal)
         obs, reward, terminated, truncated = vec.step(np.asarray(action))
         running += reward
         first = terminated | truncated

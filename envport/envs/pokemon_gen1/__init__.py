@@ -78,6 +78,10 @@ SPEC = EnvSpec(
     # The reference backend: Showdown battles over Node workers, the opponent on the host.
     training=Training(ppo=_training.PPO, env_kwargs=_training.ENV_KWARGS,
                       make_vector_reference=lazy(
-                          "envport.envs.pokemon_gen1.vector_reference:make")),
+                          "envport.envs.pokemon_gen1.vector_reference:make"),
+                      # the JAX engine with the reference batch's draws: evaluations of a
+                      # policy on both backends play the same battles
+                      make_matched_translation=lazy(
+                          "envport.envs.pokemon_gen1.vector_engine:make")),
     status="verified (supported moves only)",
 )

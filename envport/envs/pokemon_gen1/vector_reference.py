@@ -56,6 +56,42 @@ def default_workers(num_envs: int) -> int:
     return max(1, min(num_envs, os.cpu_count() or 1))
 
 
+def check_batch(num_envs: int, opponent: str) -> None:
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+    if opponent not in OPPONENTS:
+        raise ValueError(f"opponent must be one of {', '.join(OPPONENTS)}, got {opponent!r}")
+
+
+def opponent_of(env_kwargs: dict[str, Any]) -> str:
+    """The batch's opponent from the training's options (default: the SPEC's)."""
+    from envport.envs.pokemon_gen1.training import ENV_KWARGS
+
+    unknown = set(env_kwargs) - {"opponent"}
+    if unknown:
+        raise ValueError(f"pokemon-gen1's host batches take only opponent, got "
+                         f"{sorted(unknown)}")
+    return str(env_kwargs.get("opponent", ENV_KWARGS["opponent"]))
+
+
+def draw_battles(rng: np.random.Generator, indices: list[int], n_teams: int
+                 ) -> dict[int, tuple[int, int, list[int]]]:
+    """Battle ``i``'s two pool teams and four LCG seed words for each of ``indices``, drawn in
+    that order: what a batch consumes of its generator at a (re)start. Shared with
+    ``vector_engine.PokemonVectorEngine``, which then plays the same battles in JAX."""
+    draws: dict[int, tuple[int, int, list[int]]] = {}
+    for i in indices:
+        pair = rng.integers(0, n_teams, 2)
+        seed = rng.integers(0, 1 << 16, 4)
+        draws[i] = (int(pair[0]), int(pair[1]), [int(x) for x in seed])
+    return draws
+
+
+def draw_random_choices(rng: np.random.Generator, n: int) -> np.ndarray:
+    """The random opponent's integers for ``n`` battles (``agents.pick_legal`` of each)."""
+    return rng.integers(0, A.RANDOM_MODULUS, n)
+
+
 def view_of(flat: dict[str, np.ndarray], player: int) -> A.View:
     """Player ``player``'s :class:`agents.View` of a flat state (numpy), as ``agents.view_jax``
     builds it from the JAX state, with the mask of ``flat["mask"]`` (Showdown's requests)."""
@@ -101,10 +137,7 @@ class PokemonVectorReference:
                  workers: int | None = None) -> None:
         from envport.envs.pokemon_gen1.reference import ShowdownWorker
 
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        if opponent not in OPPONENTS:
-            raise ValueError(f"opponent must be one of {', '.join(OPPONENTS)}, got {opponent!r}")
+        check_batch(num_envs, opponent)
         self.num_envs, self.seed, self.opponent = num_envs, int(seed), opponent
         self.observation_space: Space = Box(-1.0, 2.0, (SS.OBS_SIZE,))
         self.action_space: Space = Discrete(E.N_CHOICES)
@@ -166,11 +199,7 @@ class PokemonVectorReference:
     def _new_battles(self, indices: list[int]) -> dict[int, list[dict]]:
         """Requests creating a fresh battle for each of ``indices`` (destroying the old one):
         two pool teams and four seed words each, drawn here in index order."""
-        draws: dict[int, tuple[int, int, list[int]]] = {}
-        for i in indices:
-            pair = self._rng.integers(0, len(self._pool), 2)
-            seed = self._rng.integers(0, 1 << 16, 4)
-            draws[i] = (int(pair[0]), int(pair[1]), [int(x) for x in seed])
+        draws = draw_battles(self._rng, indices, len(self._pool))
         self._pack({t for a, b, _ in draws.values() for t in (a, b)})
         out: dict[int, list[dict[str, Any]]] = {}
         for i, (a, b, words) in draws.items():
@@ -220,7 +249,7 @@ class PokemonVectorReference:
         flats = [f for f in self._flat if f is not None]
         if self.opponent == "heuristic":
             return np.array([int(A.decide(view_of(f, 1), np)) for f in flats], np.int32)
-        r = self._rng.integers(0, A.RANDOM_MODULUS, len(flats))
+        r = draw_random_choices(self._rng, len(flats))
         return np.array([int(A.pick_legal(np.int32(x), f["mask"][1], np))
                          for x, f in zip(r, flats, strict=True)], np.int32)
 
@@ -307,11 +336,4 @@ class PokemonVectorReference:
 def make(num_envs: int, seed: int = 0, **env_kwargs: Any) -> PokemonVectorReference:
     """``SPEC.training.make_vector_reference``: ``env_kwargs`` are the training's options
     (``opponent``: heuristic or random; default the SPEC's)."""
-    from envport.envs.pokemon_gen1.training import ENV_KWARGS
-
-    unknown = set(env_kwargs) - {"opponent"}
-    if unknown:
-        raise ValueError(f"pokemon-gen1's reference batch takes only opponent, got "
-                         f"{sorted(unknown)}")
-    return PokemonVectorReference(num_envs, seed, env_kwargs.get("opponent",
-                                                                 ENV_KWARGS["opponent"]))
+    return PokemonVectorReference(num_envs, seed, opponent_of(env_kwargs))
