@@ -203,6 +203,11 @@ def _volatiles_view(p: Mapping[str, Any], side_id: str, foe_id: str) -> dict[str
     return out
 
 
+def _status_source_is_ally(p: Mapping[str, Any], side_id: str) -> bool:
+    source = p["statusState"].get("source")
+    return bool(source) and _pokemon_ref(source)[0] == side_id
+
+
 def _move_slots(slots: list[Mapping[str, Any]]) -> list[list]:
     return [[m["id"], m["pp"], m["maxpp"]] for m in slots]
 
@@ -230,8 +235,7 @@ def comparable_from_showdown(battle: Mapping[str, Any]) -> dict[str, Any]:
                                  f"team string says {order[j]}")
             status = p["status"] or ""
             state = p["statusState"]
-            source = state.get("source")
-            by_ally = bool(source) and _pokemon_ref(source)[0] == side_id
+            by_ally = _status_source_is_ally(p, side_id)
             pokemon.append({
                 "species": to_id(p["set"]["species"]),
                 "level": _level(p),
@@ -364,13 +368,15 @@ def from_showdown(battle: Mapping[str, Any]) -> S.Battle:
             if p["sleep"] is not None:
                 team.sleep_turns[s, j] = _fits(p["sleep"][0], np.int8, f"{what} sleep time")
                 team.sleep_start[s, j] = _fits(p["sleep"][1], np.int8, f"{what} sleep start")
-            team.status_by_ally[s, j] = p["status_by_ally"]
             team.fainted[s, j] = p["fainted"]
             team.position[s, j] = p["position"]
         raw = battle["sides"][s]
         for j, pos in enumerate(_team_order(raw)):
             # the set's Speed IV/EV as the Pokemon constructor normalizes them (not in the view:
             # constant for the battle; Transform's cached speed is computed from them)
+            # statusState.source also without a status (the view shows it only with one):
+            # setStatus('') of a cure keeps a source, and 'fnt' later shows it
+            team.status_by_ally[s, j] = _status_source_is_ally(raw["pokemon"][pos], raw["id"])
             pset = raw["pokemon"][pos]["set"]
             iv = (pset.get("ivs") or {}).get("spe", 31)
             ev = (pset.get("evs") or {}).get("spe", 0)

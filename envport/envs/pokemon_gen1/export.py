@@ -127,6 +127,8 @@ def _status_state(old: Mapping[str, Any], old_status: str, status: str, sleep: t
                "source": own if by_ally else foe}
     else:
         out = {"id": "", "effectOrder": 0}
+        if by_ally:  # a cure's setStatus('') keeps a source on this side, which 'fnt' shows
+            out["source"] = own
     if status == "slp":
         out["time"], out["startTime"] = sleep
     else:

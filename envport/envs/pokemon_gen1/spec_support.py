@@ -66,7 +66,6 @@ def canonical(b: S.Battle, xp: Any = np) -> dict[str, Any]:
     zero_where("team.maxpp", xp.asarray(t.moves) == 0)
     zero_where("team.sleep_turns", status != T.STATUS_SLP)
     zero_where("team.sleep_start", status != T.STATUS_SLP)
-    zero_where("team.status_by_ally", status == T.STATUS_NONE)
     for k in S.LAYOUT["team"]:
         if k != "present":
             zero_where(f"team.{k}", ~present)

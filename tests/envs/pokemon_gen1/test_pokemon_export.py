@@ -157,3 +157,29 @@ def test_perturbed_states_are_new_showdown_states_and_one_step_matches_jax():
         other.close()
     assert cases >= 30
     assert {"team.hp", "team.pp", "battle.prng", "active.boosts"} <= changed
+
+
+def test_a_cured_pokemons_status_source_is_held_without_a_status(worker):
+    """A cure (``setStatus('')``) leaves ``statusState.source`` on the Pokemon's own side with
+    no status; 'fnt' keeps that statusState, so Showdown shows it again once the Pokemon faints
+    (L2 at 5,000 states, seed 7171, failed on two such states before the state held it). Read
+    from a real export, kept by the flat state, written back and read again by Showdown."""
+    rng = random.Random(77)
+    bid, copy_id = f"export-{next(_IDS)}", f"export-copy-{next(_IDS)}"
+    worker.create(bid, [rng.randint(0, 0xFFFF) for _ in range(4)], *_teams(worker, 1, rng))
+    export = worker.export(bid)
+    side = export["sides"][0]
+    pos = B._team_order(side)[1]  # the member in team slot 1 (on the bench at the start)
+    assert not side["pokemon"][pos]["status"]
+    side["pokemon"][pos]["statusState"] = {"id": "", "effectOrder": 0,
+                                           "source": X._ref("p1", pos)}
+    worker.import_(copy_id, export)
+    cured = worker.export(copy_id)  # Showdown's own JSON of the edited battle
+    assert B.from_showdown(cured).team.status_by_ally[0, 1]
+    assert _flat(cured)["team.status_by_ally"][0, 1]
+    assert not _flat(worker.export(bid))["team.status_by_ally"][0, 1]  # the unedited battle
+    back = X.to_showdown(B.from_showdown(cured), worker.export(bid))
+    worker.import_(bid, back)
+    assert B.from_showdown(worker.export(bid)).team.status_by_ally[0, 1]
+    worker.destroy(bid)
+    worker.destroy(copy_id)
