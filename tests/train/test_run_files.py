@@ -135,3 +135,14 @@ def test_a_run_started_from_another_runs_network_begins_with_its_parameters(
     assert not wide.exists()
     with pytest.raises(ValueError, match="init_from"):
         tiny_train(out, resume=True, init_from=finished, config_overrides=still)
+
+
+def test_train_init_names_the_flag_on_a_folder_without_a_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from envport.cli import main
+
+    code = main(["train", "cartpole", "--init", str(tmp_path / "nothing"),
+                 "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert "--init" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
