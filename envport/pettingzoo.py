@@ -23,7 +23,7 @@ environments' own functional cores (``env.reset`` / ``env.step``) with both play
 read off the same state:
 
 * ``pokemon-gen1``: simultaneous choices; the joint action is the env's ``int32[2]``, the
-  observations its ``[2, 398]`` rows and the masks ``info["action_mask"]``. A player with
+  observations its ``[2, 572]`` rows and the masks ``info["action_mask"]``. A player with
   nothing to choose (the other side's forced switch) has only ``NO_CHOICE`` (10) legal. A choice
   the mask does not allow plays the legal choice ``c mod n`` (the env's rule).
 * ``tcg-pocket``: turn-based; only the action of the player to act is applied (``to_act``), the

@@ -93,6 +93,9 @@ def cmd_train(args: argparse.Namespace) -> int:
             env_kwargs = default_config(args.env)[1]
         env_kwargs[OPPONENT] = args.opponent
     if args.resume:
+        if args.init is not None:
+            raise ValueError("--init DIR starts a new run from DIR's network; a --resume'd "
+                             "run keeps its own start")
         saved = load_run_config(args.resume)
         if args.out and Path(args.out) != Path(args.resume):
             raise ValueError("--resume DIR continues the run in DIR; do not also give --out")
@@ -103,9 +106,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         backend = args.backend or "jax"
         out = args.out or f"runs/{args.env}-{backend}"
         check_output(out, "--out", folder=True)
+        if args.init is not None and not (Path(args.init) / "config.json").is_file():
+            raise ValueError(f"--init {args.init}: not a run folder (no config.json)")
         result = train(args.env, backend, steps=args.steps, seed=args.seed, out=out,
                        config_overrides=overrides or None, overwrite=args.overwrite,
-                       env_kwargs=env_kwargs)
+                       env_kwargs=env_kwargs, init_from=args.init)
     table = Table(title=f"envport train {result.env} ({result.backend} backend)")
     table.add_column("")
     table.add_column("value", justify="right")
@@ -204,6 +209,10 @@ def register(subparsers: Any) -> dict[str, Handler]:
                                  "event files (view them: tensorboard --logdir runs)")
     t.add_argument("--resume", metavar="DIR", help="continue the run in DIR exactly")
     t.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
+    t.add_argument("--init", metavar="DIR",
+                   help="start from the final network of the run in DIR (a curriculum, e.g. "
+                        "a run against a weaker opponent); fresh optimizer and schedule; the "
+                        "network and observation must match")
     t.add_argument("--opponent", metavar="NAME",
                    help="two-player games (pokemon-gen1): train player 0 against this fixed "
                         "opponent, heuristic or random (default: the environment's "

@@ -334,7 +334,8 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
           out: str | os.PathLike[str] = "runs/x", config_overrides: dict[str, Any] | None = None,
           resume: bool = False, *, env_kwargs: dict[str, Any] | None = None,
           progress: bool = True, chunk_updates: int | None = None, overwrite: bool = False,
-          on_chunk: Callable[[dict[str, float]], None] | None = None) -> TrainResult:
+          on_chunk: Callable[[dict[str, float]], None] | None = None,
+          init_from: str | os.PathLike[str] | None = None) -> TrainResult:
     """Train PPO on ``name`` with ``backend`` ("jax": the translation, rollout under jit;
     "reference": the real reference stepped on the host) and write the run to ``out``.
 
@@ -349,6 +350,11 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
     saves, and returns with ``interrupted=True``. ``on_chunk`` is called with the last log row
     after each chunk. ``chunk_updates`` (updates between log writes, checkpoints and progress
     refreshes; default about 65k env steps) never changes the results.
+
+    ``init_from`` (a new run only): start from the final network parameters of the run in that
+    folder (a curriculum: e.g. a run against a weaker opponent), with a fresh optimizer and
+    learning-rate schedule; its environment and network must be this run's (ValueError naming
+    the shapes otherwise). The folder is recorded in config.json as ``init_from``.
     """
     backend = check_backend(backend)  # "translation" is "jax"
     spec = envport.spec(name)  # unknown environment: UnknownEnvironmentError naming them
@@ -366,6 +372,8 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
                              f"{backend!r}")
         if not (run_dir / CHECKPOINT_FILE).is_file():
             raise ValueError(f"{run_dir} has no checkpoint ({CHECKPOINT_FILE}) to resume from")
+        if init_from is not None:
+            raise ValueError("init_from starts a new run; a resumed run keeps its own start")
     elif has_run and not overwrite:
         raise ValueError(f"{run_dir} already holds a run: continue it with `envport train "
                          f"{name} --resume {run_dir}` (Python: resume=True), replace it with "
@@ -391,6 +399,9 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
         raise ValueError(f"the {backend!r} backend of {name} trains in one process; across "
                          "processes (jax.distributed) only a JAX translation's backend runs")
     prog = program(name, env_kwargs, cfg)
+    # Checked against this run's shapes before any folder is made (placed after trainer.init).
+    start = None if init_from is None else _start_params(
+        init_from, name, jax.eval_shape(prog._init_train, jnp.int32(0))[0].params)
     trainer: JaxTrainer | HostTrainer = (HostTrainer(prog, backend) if on_host
                                          else JaxTrainer(prog))
 
@@ -421,10 +432,16 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
         if writes:
             for stale in (CHECKPOINT_FILE, RESULT_FILE, PLOT_FILE):  # from an overwritten run
                 (run_dir / stale).unlink(missing_ok=True)
-            (run_dir / CONFIG_FILE).write_text(
-                json.dumps(run_config(name, backend, cfg, env_kwargs), indent=2) + "\n")
+            config = run_config(name, backend, cfg, env_kwargs)
+            if init_from is not None:
+                config["init_from"] = str(init_from)
+            (run_dir / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
             _write_log(log_path, [], append=False)
         state = trainer.init(cfg.seed)
+        if start is not None:
+            # Both backends' states hold the TrainState first as ``train``.
+            placed = restore_tree(state.train.params, jax.tree_util.tree_leaves(start))
+            state = state._replace(train=state.train._replace(params=placed))
         done_updates, wall, rows_so_far = 0, 0.0, []
 
     def checkpoint(state: Any = state, done_updates: int = done_updates,
@@ -449,6 +466,21 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
             # Nothing was trained: leave no folder that would block the rerun.
             _remove_run(run_dir, created)
         raise
+
+
+def _start_params(init_from: str | os.PathLike[str], name: str, template: Any) -> Params:
+    """The final parameters (host arrays) of the run in ``init_from``, checked against this
+    run's parameter shapes ``template``."""
+    config, params = load_params(init_from)  # a folder without a run: ValueError naming it
+    if config["env"] != name:
+        raise ValueError(f"init_from {init_from} holds a run of {config['env']!r}, not "
+                         f"{name!r}")
+    try:
+        restore_tree(template, [np.asarray(x) for x in jax.tree_util.tree_leaves(params)])
+    except ValueError as e:
+        raise ValueError(f"init_from {init_from}: its network does not fit this run's ({e})"
+                         ) from None
+    return params
 
 
 def _updates_done(ckpt_path: Path) -> int:

@@ -21,8 +21,9 @@ STEPS = 4 * 8 * 4
 
 
 def tiny_train(out: Path, **kwargs):
-    return train("cartpole", "jax", steps=STEPS, seed=3, out=out, config_overrides=TINY,
-                 progress=False, chunk_updates=2, **kwargs)
+    kwargs.setdefault("config_overrides", TINY)
+    return train("cartpole", "jax", steps=STEPS, seed=3, out=out, progress=False,
+                 chunk_updates=2, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +103,46 @@ def test_tensorboard_events_hold_the_logged_numbers(finished: Path) -> None:
         assert [s.step for s in scalars] == [r["env_steps"] for r in logged]
         np.testing.assert_allclose([s.value for s in scalars], [r[key] for r in logged],
                                    rtol=1e-6)
+
+
+def test_a_run_started_from_another_runs_network_begins_with_its_parameters(
+        finished: Path, tmp_path: Path) -> None:
+    """``init_from`` (``envport train --init DIR``): with a learning rate of 0 (updates move
+    nothing) the new run ends with the source run's final parameters, where a fresh run ends
+    with its own initialization; config.json records the source; a network of another shape
+    is refused naming the shapes, before any folder is made; a resume with it is refused."""
+    import json
+
+    import jax
+
+    from envport.train.run import load_params
+
+    still = {**TINY, "lr": 0.0}
+    _, source = load_params(finished)
+    out = tmp_path / "curriculum"
+    tiny_train(out, init_from=finished, config_overrides=still)
+    assert json.loads((out / CONFIG_FILE).read_text())["init_from"] == str(finished)
+    fresh = tmp_path / "fresh"
+    tiny_train(fresh, config_overrides=still)
+    leaves = lambda run: jax.tree_util.tree_leaves(load_params(run)[1])  # noqa: E731
+    for a, b in zip(leaves(out), jax.tree_util.tree_leaves(source), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert any(not np.array_equal(a, b) for a, b in zip(
+        leaves(fresh), jax.tree_util.tree_leaves(source), strict=True))
+    wide = tmp_path / "wide"
+    with pytest.raises(ValueError, match="does not fit"):
+        tiny_train(wide, init_from=finished, config_overrides={**TINY, "hidden_sizes": (8,)})
+    assert not wide.exists()
+    with pytest.raises(ValueError, match="init_from"):
+        tiny_train(out, resume=True, init_from=finished, config_overrides=still)
+
+
+def test_train_init_names_the_flag_on_a_folder_without_a_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from envport.cli import main
+
+    code = main(["train", "cartpole", "--init", str(tmp_path / "nothing"),
+                 "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert "--init" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -68,95 +68,14 @@ import numpy as np
 
 from envport.core.api import pytree_dataclass
 from envport.envs.pokemon_gen1 import engine as E
+from envport.envs.pokemon_gen1 import matchup as M
 from envport.envs.pokemon_gen1 import spec_support as SS
 from envport.envs.pokemon_gen1 import state as S
 from envport.envs.pokemon_gen1 import tables as T
 
 RANDOM_MODULUS = 27_720  # lcm(1..11): r mod n is exactly uniform for every n <= 11
 N_POS = S.TEAM_SIZE
-SPE = 4  # index of Speed in the five stored stats (atk, def, spa, spd, spe)
-THREAT_POWER = 80
-
-
-def _special_types() -> np.ndarray:
-    """Gen 1 decides physical / special by type; read it from the move table (each type's
-    damaging moves share one category there, checked)."""
-    special = np.zeros(T.N_TYPES, bool)
-    damaging = T.MOVE_CATEGORY != T.CATEGORY_STATUS
-    for t in range(len(T.TYPES)):
-        cats = set(T.MOVE_CATEGORY[damaging & np.equal(T.MOVE_TYPE, t)].tolist())
-        if len(cats) > 1:
-            raise AssertionError(f"type {T.TYPES[t]} has moves of both categories")
-        special[t] = cats == {T.CATEGORY_SPECIAL}
-    return special
-
-
-SPECIAL_TYPE = _special_types()
-_SELF_KO = T.MOVE_SELFDESTRUCT
-_DREAM_EATER = T.MOVE_IDS["dreameater"]
-
-
-def _power_table() -> np.ndarray:
-    """``int32[N_MOVES]``: each move's power, -1 where it is the attacker's level (see module
-    doc)."""
-    kind = T.MOVE_DAMAGE_KIND
-    p = np.where(kind == T.DAMAGE_FORMULA, T.MOVE_BASE_POWER, 0).astype(np.int32)
-    p = np.where((kind == T.DAMAGE_LEVEL) | (kind == T.DAMAGE_PSYWAVE), -1, p)
-    p = np.where(kind == T.DAMAGE_FIXED, T.MOVE_FIXED_DAMAGE, p)
-    p = np.where((T.MOVE_CATEGORY == T.CATEGORY_STATUS) | _SELF_KO, 0, p)
-    p[0] = 0
-    return p.astype(np.int32)
-
-
-POWER = _power_table()
-
-
-def _eff4(move_type: Any, def_types: Any, xp: Any) -> Any:
-    """Effectiveness x4 of attacks of ``move_type`` (any shape) on a Pokemon of ``def_types``
-    ``[2]``: 0 (immune), 1, 2, 4, 8, 16."""
-    eff = xp.asarray(T.EFFECTIVENESS.astype(np.int32))
-    immune = xp.asarray(T.IMMUNE)
-    mt = xp.asarray(move_type).astype(np.int32)[..., None]
-    dt = xp.asarray(def_types).astype(np.int32)
-    total = eff[mt, dt].sum(-1)  # -2..2
-    scale = xp.asarray(np.array([1, 2, 4, 8, 16], np.int32))[total + 2]
-    return xp.where(immune[mt, dt].any(-1), 0, scale).astype(np.int32)
-
-
-def _move_scores(moves: Any, species: Any, level: Any, opp_types: Any, opp_asleep: Any,
-                 xp: Any) -> tuple[Any, Any, Any]:
-    """(score, damaging, effectiveness x4) of each of ``moves`` (``[..., 4]`` ids) of an attacker
-    of ``species`` / ``level`` against the opponent's active."""
-    moves = xp.asarray(moves).astype(np.int32)
-    power = xp.take(xp.asarray(POWER), moves)
-    power = xp.where(power < 0, xp.asarray(level).astype(np.int32), power)
-    power = xp.where((moves == _DREAM_EATER) & ~xp.asarray(opp_asleep), 0, power)
-    mtype = xp.take(xp.asarray(T.MOVE_TYPE.astype(np.int32)), moves)
-    kind = xp.take(xp.asarray(T.MOVE_DAMAGE_KIND.astype(np.int32)), moves)
-    formula = kind == T.DAMAGE_FORMULA
-    e4 = _eff4(mtype, opp_types, xp)
-    ignore = xp.take(xp.asarray(T.MOVE_IGNORE_IMMUNITY), moves)
-    e4 = xp.where(formula, e4, xp.where((e4 == 0) & ~ignore, 0, 4))
-    own = xp.take(xp.asarray(T.SPECIES_TYPES.astype(np.int32)), xp.asarray(species).astype(
-        np.int32), axis=0)
-    stab = xp.where(formula & (mtype[..., None] == own[..., None, :]).any(-1), 3, 2)
-    lo = xp.take(xp.asarray(T.MOVE_MULTIHIT_MIN.astype(np.int32)), moves)
-    hi = xp.take(xp.asarray(T.MOVE_MULTIHIT_MAX.astype(np.int32)), moves)
-    hits = xp.where(lo > 0, lo + hi, 2)
-    acc = xp.where(xp.take(xp.asarray(T.MOVE_ALWAYS_HITS), moves), 100,
-                   xp.take(xp.asarray(T.MOVE_ACCURACY.astype(np.int32)), moves))
-    damaging = power > 0
-    score = (power * hits * e4 * stab * acc).astype(np.int32)
-    return xp.where(damaging, score, 0), damaging, e4
-
-
-def _stat(base: Any, level: Any) -> Any:
-    return (2 * base + 93) * level // 100 + 5
-
-
-def _staged(x: Any, stage: Any, xp: Any) -> Any:
-    stage = xp.asarray(stage).astype(np.int32)
-    return xp.where(stage >= 0, x * (2 + stage) // 2, x * 2 // xp.maximum(2 - stage, 1))
+SPE = M.SPE
 
 
 @pytree_dataclass
@@ -186,18 +105,9 @@ class View:
 
 def _threat(v: View, def_stats: Any, def_species: Any, xp: Any) -> Any:
     """The estimated damage of the opponent's STAB attack on a Pokemon (``def_stats`` [5])."""
-    base = xp.take(xp.asarray(T.BASE_STATS.astype(np.int32)), v.opp_species, axis=0)
-    level = v.opp_level
-    otypes = xp.take(xp.asarray(T.SPECIES_TYPES.astype(np.int32)), v.opp_species, axis=0)
-    special = xp.take(xp.asarray(SPECIAL_TYPE), otypes)
-    attack = xp.where(special, _stat(base[3], level), _stat(base[1], level))
-    defense = xp.where(special, def_stats[3], def_stats[1])
-    core = ((2 * level // 5 + 2) * THREAT_POWER * attack // xp.maximum(defense, 1)) // 50 + 2
-    core = core * 3 // 2
-    dtypes = xp.take(xp.asarray(T.SPECIES_TYPES.astype(np.int32)), def_species, axis=0)
-    dmg = core * _eff4(otypes, dtypes, xp) // 4
-    real = otypes < len(T.TYPES)
-    return xp.where(v.opp_present, xp.where(real, dmg, 0).max(), 0)
+    species_types = xp.asarray(T.SPECIES_TYPES.astype(np.int32))
+    return M.threat(v.opp_species, v.opp_level, xp.take(species_types, v.opp_species, axis=0),
+                    v.opp_present, def_stats, xp.take(species_types, def_species, axis=0), xp)
 
 
 def decide(v: View, xp: Any = np) -> Any:
@@ -213,17 +123,18 @@ def decide(v: View, xp: Any = np) -> Any:
     mask = v.mask.astype(bool)
     opp_types = xp.take(xp.asarray(T.SPECIES_TYPES.astype(np.int32)), v.opp_species, axis=0)
     asleep = v.opp_status == T.STATUS_SLP
-    score, damaging, e4 = _move_scores(v.moves, v.species, v.level[:, None], opp_types,
-                                       asleep, xp)  # [6, 4] each
+    own_types = xp.take(xp.asarray(T.SPECIES_TYPES.astype(np.int32)), v.species, axis=0)
+    score, damaging, e4 = M.move_scores(v.moves, own_types, v.level[:, None], opp_types,
+                                        asleep, xp)  # [6, 4] each
     best_e4 = xp.where(damaging, e4, -1).max(-1)
     weak = damaging.any(-1) & (best_e4 <= 2)  # nothing better than 0.5x
     best_score = score.max(-1)
 
     opp_base = xp.take(xp.asarray(T.BASE_STATS.astype(np.int32)), v.opp_species, axis=0)
-    opp_spe = _staged(_stat(opp_base[5], v.opp_level), v.opp_spe_stage, xp)
+    opp_spe = M.staged(M.estimated_stat(opp_base[5], v.opp_level), v.opp_spe_stage, xp)
     opp_spe = xp.where(v.opp_status == T.STATUS_PAR, opp_spe // 4, opp_spe)
     stages = xp.where(xp.arange(N_POS) == 0, v.spe_stage, 0)  # only the active has stages
-    spe = _staged(v.stats[:, SPE], stages, xp)
+    spe = M.staged(v.stats[:, SPE], stages, xp)
     spe = xp.where(v.status == T.STATUS_PAR, spe // 4, spe)
     threat = xp.stack([_threat(v, v.stats[i], v.species[i], xp) for i in range(N_POS)])
     ko = v.opp_present & (opp_spe > spe) & (threat >= v.hp)

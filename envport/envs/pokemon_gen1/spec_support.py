@@ -27,6 +27,7 @@ import numpy as np
 
 from envport.envs.pokemon_gen1 import bridge as B
 from envport.envs.pokemon_gen1 import engine as E
+from envport.envs.pokemon_gen1 import matchup as M
 from envport.envs.pokemon_gen1 import state as S
 from envport.envs.pokemon_gen1 import tables as T
 
@@ -159,12 +160,14 @@ OWN_MON = 6 + N_STATUS + 4 + 4 + 5 + 2 + S.TEAM_SIZE
 # seen, active, fainted, species, level, hp; status; used moves; types
 OPP_MON = 6 + N_STATUS + 4 + 2
 ACTIVE = 7 + N_VOL  # stages, volatiles
-OBS_SIZE = S.TEAM_SIZE * OWN_MON + ACTIVE + S.TEAM_SIZE * OPP_MON + ACTIVE + E.N_CHOICES + 1
+OBS_SIZE = (S.TEAM_SIZE * OWN_MON + ACTIVE + S.TEAM_SIZE * OPP_MON + ACTIVE + M.SIZE
+            + E.N_CHOICES + 1)
 MASK_OFFSET = OBS_SIZE - E.N_CHOICES - 1
 # Where the opponent's part of a row starts and ends (its team, then its active's stages and
-# volatiles).
+# volatiles), and where the matchup features (``matchup.features``) start.
 OPP_OFFSET = S.TEAM_SIZE * OWN_MON + ACTIVE
 OPP_END = OPP_OFFSET + S.TEAM_SIZE * OPP_MON + ACTIVE
+MATCHUP_OFFSET = OPP_END
 
 # Volatiles whose presence Showdown's protocol does not show a player (for either side): they
 # start without a message of their own (``lockedmove`` of Thrash / Petal Dance, ``rage``,
@@ -303,7 +306,10 @@ def observe(flat: Mapping[str, Any], masks: Any, xp: Any = np) -> Any:
     client sees it (:func:`as_client_sees`: seen Pokemon by species id, HP as Showdown's
     percentage, used base moves by move id, status, fainted, types; its active's stages and
     announced volatiles), p's legal mask (``masks[p]``) and turn / 1000. The volatiles Showdown
-    does not announce (:data:`HIDDEN_VOLATILES`) are left out on both sides."""
+    does not announce (:data:`HIDDEN_VOLATILES`) are left out on both sides. Before the mask:
+    the matchup of p's team and move slots against the opposing active
+    (:func:`matchup.features`, a function of the two views above, so a client computes the
+    same from what it holds)."""
     return xp.stack([observe_player(flat, masks, p, xp) for p in (0, 1)]).astype(np.float32)
 
 
@@ -312,7 +318,7 @@ def observe_player(flat: Mapping[str, Any], masks: Any, p: int, xp: Any = np) ->
     turn = _scale(xp.asarray(flat["battle.turn"]), 1000, xp).reshape(1)
     mine, theirs = _side(flat, p, xp), as_client_sees(_side(flat, 1 - p, xp), xp)
     parts = (_side_view(mine, True, xp) + _side_view(theirs, False, xp)
-             + [_f(xp.asarray(masks)[p], xp), turn])
+             + [M.features(mine, theirs, xp), _f(xp.asarray(masks)[p], xp), turn])
     return xp.concatenate(parts).astype(np.float32)
 
 

@@ -4,7 +4,7 @@ choices. No JAX here: the SPEC imports this to declare its training record.
 
 Sizes are for 2 shared CPU cores (README, "Training"): 64 battles stepped together, 64 steps
 each per update (a battle lasts about 30-60 choices, so most updates see whole battles end),
-an MLP wide enough for the 398-column observation. The reward is +1 / -1 at the end of a
+an MLP wide enough for the 572-column observation. The reward is +1 / -1 at the end of a
 battle only, so gamma stays at PPO's 0.99 (a 60-step battle still credits its first choices
 with 0.99^60 = 0.55 of the outcome).
 """

@@ -16,6 +16,7 @@ import pytest
 from envport.envs.pokemon_gen1 import agents as A
 from envport.envs.pokemon_gen1 import engine as E
 from envport.envs.pokemon_gen1 import env as V
+from envport.envs.pokemon_gen1 import matchup as M
 from envport.envs.pokemon_gen1 import state as S
 from envport.envs.pokemon_gen1 import tables as T
 from envport.pettingzoo import two_player
@@ -170,6 +171,6 @@ def test_random_legal_is_exactly_uniform_over_the_legal_choices():
 
 
 def test_the_special_types_are_gen_1s():
-    special = {T.TYPES[i] for i in np.flatnonzero(A.SPECIAL_TYPE)}
+    special = {T.TYPES[i] for i in np.flatnonzero(M.SPECIAL_TYPE)}
     assert special == {"Fire", "Water", "Grass", "Electric", "Ice", "Psychic", "Dragon"}
     assert S.TEAM_SIZE == A.N_POS

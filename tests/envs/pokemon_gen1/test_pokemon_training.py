@@ -81,7 +81,7 @@ def test_the_opponents_team_order_stays_hidden(worker) -> None:
     np.testing.assert_array_equal(a[0], b[0])
     assert not np.array_equal(a[1], b[1])
     # 350 + 6 x 6 own position columns + 6 x 2 opponent type columns
-    assert a.shape == (2, SS.OBS_SIZE) and SS.OBS_SIZE == 398
+    assert a.shape == (2, SS.OBS_SIZE) and SS.OBS_SIZE == 572  # 398 + 174 matchup columns
 
 
 def test_train_refuses_a_bad_opponent_before_making_a_folder(
@@ -140,9 +140,10 @@ def test_masked_ppo_runs_against_each_opponent_and_is_evaluated(tmp_path: Path) 
 
 def test_a_run_trained_on_the_old_observation_is_refused_clearly(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A run whose network reads the 386-column observation of before the client form (the
-    opponent's exact HP, team order and move slots shown): ``envport play`` exits 2 before any
-    battle, naming both shapes, and loading its parameters raises the same error."""
+    """A run whose network reads the 398-column observation of before the matchup features
+    (``matchup.features``; the 386-column one before the client form is refused the same way):
+    ``envport play`` exits 2 before any battle, naming both shapes, and loading its parameters
+    raises the same error."""
     import json
     import pickle
 
@@ -155,7 +156,7 @@ def test_a_run_trained_on_the_old_observation_is_refused_clearly(
     from envport.train.program import host_tree
     from envport.train.run import RUN_FORMAT, load_params, run_config
 
-    old = make_policy(PPO, Box(-1.0, 2.0, (386,)), Discrete(E.N_CHOICES))
+    old = make_policy(PPO, Box(-1.0, 2.0, (398,)), Discrete(E.N_CHOICES))
     params = old.init(jax.random.key(0))
     run = tmp_path / "old-run"
     run.mkdir()
@@ -165,9 +166,9 @@ def test_a_run_trained_on_the_old_observation_is_refused_clearly(
         pickle.dump({"format": RUN_FORMAT, "env": "pokemon-gen1", "backend": "jax",
                      "update": 1, "env_steps": PPO.batch_size, "wall_time": 1.0,
                      "state": {"device": host_tree(params)}}, f)
-    with pytest.raises(ValueError, match=r"386.*398"):
+    with pytest.raises(ValueError, match=r"398.*572"):
         load_params(run)
     code = main(["play", "pokemon-gen1", "--policy", str(run), "--out", str(tmp_path / "o")])
     assert code == 2
     err = capsys.readouterr().err
-    assert "386" in err and "398" in err
+    assert "398" in err and "572" in err
