@@ -312,6 +312,137 @@ def _check_mask() -> None:
                                     f"{missing}")
 
 
+RESETS = 8192  # the JAX engine's dealt resets of ``reset:decks`` (two decks each)
+RESET_CASES = 96  # of them, compared with the reference's ``new_game`` by ``reset:deal``
+
+
+def _deck_keys() -> dict[tuple[tuple[int, ...], tuple[int, ...]], int]:
+    """(sorted card ids, Energy types) -> index of each deck of the dealt table (``dealt``'s
+    ``pool_decks`` of ``POOL``, the reference's deck builder); every deck's key is distinct."""
+    from envport.envs.tcg_pocket.dealt import pool_decks
+    from envport.envs.tcg_pocket.spec_support import POOL
+
+    cards, types = pool_decks(POOL)
+    keys = {(tuple(sorted(c)), tuple(t)): i for i, (c, t) in
+            enumerate(zip(cards.tolist(), types.tolist(), strict=True))}
+    if len(keys) != len(cards):
+        raise ComponentMismatch("reset: two decks of the dealt table hold the same cards: a "
+                                "dealt deck cannot be told from its cards")
+    return keys
+
+
+def _dealt_index(s: dict[str, np.ndarray], p: int,
+                 keys: dict[tuple[tuple[int, ...], tuple[int, ...]], int]) -> int:
+    """The deck of the table player ``p`` was dealt in the reset state ``s`` (its cards are
+    all in its deck and hand after a deal), or -1 if those cards are no deck of the table."""
+    cards = [int(c) for c in np.concatenate([s["deck"][p], s["hand"][p]]) if c]
+    return keys.get((tuple(sorted(cards)), tuple(int(t) for t in s["energy_types"][p])), -1)
+
+
+_JAX_RESETS: dict[tuple[int, ...], Any] = {}
+
+
+def _jax_resets() -> tuple[list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
+    """``RESETS`` resets of ``SPEC``'s engine (``dealt.DealtTcgPocket``: the class looked up
+    in ``jax_env`` at call time, so a mutant's), one jitted, vmapped call per engine version:
+    (the states in the reference's form, {"obs": the reset's observation, "obs0"/"obs1": each
+    player's, "mask": ``action_mask``})."""
+    import jax
+
+    from envport.envs.tcg_pocket.dealt import DealtTcgPocket
+    from envport.envs.tcg_pocket.jax_engine import encode as E
+    from envport.envs.tcg_pocket.jax_engine.bridge import TcgPocketBridge
+
+    version = _engine_version()
+    if version not in _JAX_RESETS:
+        env = DealtTcgPocket()
+
+        def one(key: Any) -> Any:
+            s, obs = env.reset(key)
+            return s, {"obs": obs, "obs0": E.observation_vector(s, 0),
+                       "obs1": E.observation_vector(s, 1), "mask": env.action_mask(s)}
+
+        keys = jax.random.split(jax.random.key(SEED), RESETS)
+        states, views = jax.tree_util.tree_map(np.asarray, jax.jit(jax.vmap(one))(keys))
+        bridge = TcgPocketBridge()
+        flat = [bridge.from_jax(jax.tree_util.tree_map(lambda x, i=i: x[i], states))
+                for i in range(RESETS)]
+        _JAX_RESETS.clear()
+        _JAX_RESETS[version] = (flat, views)
+    return _JAX_RESETS[version]
+
+
+def _check_reset_deal() -> None:
+    """``reset:deal``: the JAX engine's game start after its deck choice (``rules.new_game``:
+    both shuffles and opening hands, the first-player coin, the two setup decisions) against
+    the reference's ``rules.new_game`` on the same two decks (told from the dealt cards) and
+    the same generator (the reset state's key, counter 0), on ``RESET_CASES`` resets: the
+    state field by field, the mask of the player to act, the reset's observation and both
+    players' observations. Fails if the cases do not see both first players."""
+    from envport.envs.tcg_pocket import encode
+    from envport.envs.tcg_pocket.cards import ENERGY_TYPES
+    from envport.envs.tcg_pocket.dealt import pool_decks
+    from envport.envs.tcg_pocket.deck import Deck
+    from envport.envs.tcg_pocket.encode import CARD_NAMES
+    from envport.envs.tcg_pocket.rng import Rng
+    from envport.envs.tcg_pocket.spec_support import POOL, make_reference
+
+    states, views = _jax_resets()
+    keys, (cards, types) = _deck_keys(), pool_decks(POOL)
+    ref, firsts = make_reference(), set()
+    for i, s in enumerate(states[:RESET_CASES]):
+        index = [_dealt_index(s, p, keys) for p in (0, 1)]
+        if min(index) < 0:
+            raise ComponentMismatch(f"reset:deal: reset {i}: the cards of player "
+                                    f"{index.index(-1)}'s deck and hand are no deck of the "
+                                    "dealt table (a deal keeps the deck's 20 cards)")
+        decks = tuple(Deck(tuple(CARD_NAMES[c - 1] for c in cards[d] if c),
+                           tuple(ENERGY_TYPES[t] for t in types[d] if t >= 0)) for d in index)
+        ref.game.reset(0, (decks[0], decks[1]),
+                       rng=Rng.at(np.asarray([s["rng"][0], 0], np.uint32)))
+        want = ref.get_state()
+        bad = [k for k in want if not np.array_equal(s[k], want[k])]
+        if not np.array_equal(views["mask"][i], ref.action_mask()):
+            bad.append("mask")
+        to_act = ref.game.to_act()
+        if not np.array_equal(views["obs"][i], encode.observation_vector(want, to_act or 0)):
+            bad.append("obs")
+        for p in (0, 1):
+            if not np.array_equal(views[f"obs{p}"][i], encode.observation_vector(want, p)):
+                bad.append(f"obs of player {p}")
+        if bad:
+            raise ComponentMismatch(f"reset:deal: reset {i} (decks {index}) differs from the "
+                                    f"reference's new_game in {', '.join(bad)}")
+        firsts.add(int(want["first"]))
+    if firsts != {0, 1}:
+        raise ComponentMismatch(f"reset:deal: the first player was {firsts} in every case")
+
+
+def _check_reset_decks() -> None:
+    """``reset:decks``: the JAX engine's resets deal each player a deck of the dealt table
+    (``dealt.pool_decks``, built by the reference's deck builder), uniformly with replacement,
+    so over ``RESETS`` resets (2 * 8192 = 16,384 deals of 512 decks) every deck of the table
+    is dealt: by chance a given deck is missed with probability (511/512)**16384 < 1.3e-14,
+    some deck with probability below 512 times that, < 6.3e-12. A reset whose cards are no
+    deck of the table fails too."""
+    from envport.envs.tcg_pocket.dealt import N_DECKS
+
+    states, _ = _jax_resets()
+    keys = _deck_keys()
+    dealt = np.zeros(N_DECKS, np.int64)
+    for i, s in enumerate(states):
+        for p in (0, 1):
+            d = _dealt_index(s, p, keys)
+            if d < 0:
+                raise ComponentMismatch(f"reset:decks: reset {i}: player {p}'s cards are no "
+                                        "deck of the dealt table")
+            dealt[d] += 1
+    never = np.flatnonzero(dealt == 0)
+    if len(never):
+        raise ComponentMismatch(f"reset:decks: in {RESETS} resets, {len(never)} of the "
+                                f"{N_DECKS} decks were never dealt (first: {never[:5].tolist()})")
+
+
 def _hp_of(stack: np.ndarray) -> int:
     return int(_TABLE[_name(stack)].hp)
 
@@ -444,4 +575,5 @@ def components() -> dict[str, Callable[[], None]]:
 
     # The mask first: it compiles in seconds, so a mask mutant is stopped before the
     # transition compiles.
-    return {"mask:legal": _check_mask, **{n: check(n) for n in names}}
+    return {"mask:legal": _check_mask, "reset:deal": _check_reset_deal,
+            "reset:decks": _check_reset_decks, **{n: check(n) for n in names}}
