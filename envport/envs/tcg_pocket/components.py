@@ -348,6 +348,7 @@ def _jax_resets() -> tuple[list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
     (the states in the reference's form, {"obs": the reset's observation, "obs0"/"obs1": each
     player's, "mask": ``action_mask``})."""
     import jax
+    import jax.numpy as jnp
 
     from envport.envs.tcg_pocket.dealt import DealtTcgPocket
     from envport.envs.tcg_pocket.jax_engine import encode as E
@@ -359,8 +360,8 @@ def _jax_resets() -> tuple[list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
 
         def one(key: Any) -> Any:
             s, obs = env.reset(key)
-            return s, {"obs": obs, "obs0": E.observation_vector(s, 0),
-                       "obs1": E.observation_vector(s, 1), "mask": env.action_mask(s)}
+            return s, {"obs": obs, "obs0": E.observation_vector(s, jnp.int32(0)),
+                       "obs1": E.observation_vector(s, jnp.int32(1)), "mask": env.action_mask(s)}
 
         keys = jax.random.split(jax.random.key(SEED), RESETS)
         states, views = jax.tree_util.tree_map(np.asarray, jax.jit(jax.vmap(one))(keys))
