@@ -5,13 +5,20 @@ per Trainer (``SPEC.verification.components``).
 Each check builds its cases from games the reference deals and plays at random to the main
 stage of turn 3 or later, with no decision pending: for a template, the player to move's
 Active becomes each Pokémon of the pool whose attack uses it (its whole evolution line, Energy
-paying the attack) and attacks, with the generator at 6 positions (so coins fall both ways);
+paying the attack) and attacks, with the generator at 6 positions (so coins fall both ways),
+at three of them against the pool's sturdiest Pokémon (``DEFENDER``);
 for a condition, both Actives carry it and the player ends the turn (the Checkup), and for
 Confusion the Active attacks too. The reference steps each case; the JAX transition (one
 jitted, vmapped call over every case of every check, compiled once) must give the same state,
 observation, reward and end, field by field. A check with no case in which the attack is
-legal, or (for a coin template) in which the reference draws no coin, fails: it would check
-nothing.
+legal, or (for a coin template) in which the reference draws no coin, or (for a template whose
+damage the coins decide) in which the defender takes damage and stays in play, fails: it would
+check nothing (two coin outcomes that both Knock Out the defender look the same).
+
+``reset:deal`` and ``reset:decks`` check the engine's own resets (``SPEC``'s ``make``,
+``dealt.DealtTcgPocket``), which L2 and L3 never call: the game start after the deck choice
+against the reference's ``rules.new_game`` on the same decks and generator, and the deck choice
+itself (every deck of the dealt table is dealt).
 
 ``mask:legal`` compares the JAX engine's legal-action mask (``TcgPocket.action_mask``, i.e.
 ``rules.legal_mask``, the mask the step checks an action against) with the reference's
@@ -92,8 +99,12 @@ def _at(state: dict[str, np.ndarray], position: int) -> dict[str, np.ndarray]:
     return s
 
 
+DEFENDER = "Venusaur ex"  # the pool's most HP (190): the opposing Active of half the cases
+
+
 def template_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
-    """template -> [(state, action)]: every card of the pool with an attack of that template."""
+    """template -> [(state, action)]: every card of the pool with an attack of that template,
+    the opposing Active the base state's (generator positions 0-2) or ``DEFENDER`` (3-5)."""
     attackers = [(name, i, a) for name in status_pokemon(_TABLE)
                  for i, a in enumerate(_TABLE[name].attacks) if a.effect is not None]
     bases = _base_states(8)
@@ -107,6 +118,10 @@ def template_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
             s["energy"][p, 0] = _energy_for(_TABLE[name], attack)
             s["conditions"][p, 0] = False
             s["damage"][p, 0] = 10 * (pos % 3)
+            if pos >= POSITIONS // 2:
+                # a defender that outlives the attack, so that a coin's damage (bonus or
+                # none) shows in its damage, not in a Knock Out both outcomes share
+                s["stack"][1 - p, 0] = _chain(DEFENDER)
             s["damage"][1 - p, 0] = 10 * (pos % 2)
             out[str((attack.effect or {})["template"])].append((s, ATTACK + i))
     return out
@@ -456,6 +471,10 @@ def _name(stack: np.ndarray) -> str:
 
 COIN_TEMPLATES = ("coin_status", "multi_coin", "coin_bonus", "coin_fail", "flip_until_tails",
                   "all_heads_bonus", "coin_bonus_or_recoil")
+# the templates whose damage the coins decide: their check needs a case whose defender takes
+# the damage and stays in play (two outcomes that both Knock Out look the same)
+COIN_DAMAGE_TEMPLATES = ("multi_coin", "coin_bonus", "flip_until_tails", "all_heads_bonus",
+                         "coin_bonus_or_recoil")
 RANDOM_TRAINERS = ("misty", "poke_ball", "red_card")
 ENGINE_MODULES = ("rules", "rng", "cards", "encode", "game", "jax_env", "state")
 
@@ -536,13 +555,16 @@ def _check(group: str) -> None:
     import jax
 
     res = _results()
-    n_legal = draws = 0
-    for i, (g, _, action, want) in enumerate(res["flat"]):
+    n_legal = draws = survived = 0
+    for i, (g, before, action, want) in enumerate(res["flat"]):
         if g != group or want is None:
             continue
         n_legal += 1
         state, obs, reward, done, n_draws = want
         draws += n_draws
+        o = 1 - int(before["current"])
+        survived += bool(np.array_equal(state["stack"][o, 0], before["stack"][o, 0])
+                         and state["damage"][o, 0] > before["damage"][o, 0])
         s_i = jax.tree_util.tree_map(lambda x, i=i: x[i], res["got"][0])
         mine = res["bridge"].from_jax(s_i)
         bad = [k for k in state if not np.array_equal(mine[k], state[k])]
@@ -557,6 +579,9 @@ def _check(group: str) -> None:
         raise ComponentMismatch(f"{group}: no case where the action is legal: nothing checked")
     if group.removeprefix("template:") in COIN_TEMPLATES and draws == 0:
         raise ComponentMismatch(f"{group}: the reference drew no coin in any case")
+    if group.removeprefix("template:") in COIN_DAMAGE_TEMPLATES and survived == 0:
+        raise ComponentMismatch(f"{group}: the defender was knocked out or undamaged in every "
+                                "case: the coins' damage is not seen")
     if group.removeprefix("trainer:") in RANDOM_TRAINERS and draws == 0:
         raise ComponentMismatch(f"{group}: the reference drew nothing in any case")
 

@@ -64,11 +64,20 @@ def test_seeded_reset_bugs_fail_the_reset_checks():
     K.components()["reset:decks"]()  # the engine again: passes
 
 
-def _mutant(module, top_level: str, original: str, mutated: str):
-    """The one constant mutant of ``module``'s ``top_level`` turning ``original`` into
+def test_a_seeded_all_heads_bug_fails_its_template_check():
+    # the bonus on "not all heads" instead of "all heads": seen only where the defender outlives
+    # the attack (Run 3's cases had Kingler's 80 knock out a 70-HP Wooloo either way)
+    flipped = _mutant(rules, "use_attack", "(h == n)", "(h != n)", operator="compare")
+    with applied(rules, flipped), pytest.raises(K.ComponentMismatch,
+                                                match="template:all_heads_bonus: case"):
+        K.components()["template:all_heads_bonus"]()
+
+
+def _mutant(module, top_level: str, original: str, mutated: str, operator: str = "constant"):
+    """The one ``operator`` mutant of ``module``'s ``top_level`` turning ``original`` into
     ``mutated`` in its statement's source."""
     found = [ms for ms in generate(module, tuple(OPERATORS))
-             if ms.mutant.top_level == top_level and ms.mutant.operator == "constant"
+             if ms.mutant.top_level == top_level and ms.mutant.operator == operator
              and mutated in ms.statement_code and original not in ms.statement_code]
     assert len(found) == 1, f"{len(found)} mutants {original!r} -> {mutated!r}: update this test"
     return found[0]
