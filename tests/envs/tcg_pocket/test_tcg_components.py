@@ -64,12 +64,17 @@ def test_seeded_reset_bugs_fail_the_reset_checks():
     K.components()["reset:decks"]()  # the engine again: passes
 
 
-def test_a_seeded_all_heads_bug_fails_its_template_check():
-    # the bonus on "not all heads" instead of "all heads": seen only where the defender outlives
-    # the attack (Run 3's cases had Kingler's 80 knock out a 70-HP Wooloo either way)
-    flipped = _mutant(rules, "use_attack", "(h == n)", "(h != n)", operator="compare")
-    with applied(rules, flipped), pytest.raises(K.ComponentMismatch,
-                                                match="template:all_heads_bonus: case"):
+@pytest.mark.parametrize("original, mutated", [
+    # the bonus on "not all heads" instead of "all heads"
+    ("(h == n)", "(h != n)"),
+    # the all-heads bonus never given (and given to the other templates on h == n)
+    ("(t == C.T_ALL_HEADS_BONUS) & (h == n)", "(t != C.T_ALL_HEADS_BONUS) & (h == n)")])
+def test_seeded_all_heads_bugs_fail_its_template_check(original, mutated):
+    # seen only where the defender outlives the attack: Run 3's cases had Kingler's 80 knock
+    # out a 70-HP Wooloo on every outcome, and both survived
+    bug = _mutant(rules, "use_attack", original, mutated, operator="compare")
+    with applied(rules, bug), pytest.raises(K.ComponentMismatch,
+                                            match="template:all_heads_bonus: case"):
         K.components()["template:all_heads_bonus"]()
 
 
