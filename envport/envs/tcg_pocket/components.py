@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from envport.core.seeds import derive_seed
-from envport.envs.tcg_pocket.actions import ATTACK, END
+from envport.envs.tcg_pocket.actions import ATTACK, END, RETREAT
 from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES, status_pokemon
 from envport.envs.tcg_pocket.encode import _TABLE, CARD_ID
 
@@ -185,7 +185,9 @@ def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
     (index 0), no Supporter played yet, the board set so that its check passes (a damaged
     target, the named Pokémon, Lightning Energy on the Bench, one or two opposing Benched
     Pokémon), played on the Active (target 0) and, for a targeted card, on Bench slot 1; the
-    generator at 3 positions (Misty's coins, Poké Ball's pick, Red Card's shuffle)."""
+    generator at 3 positions (Misty's coins, Poké Ball's pick, Red Card's shuffle); for
+    Giovanni and Blaine, whose bonus comes later in the turn, also an attack once played
+    (:func:`_attack_after`)."""
     from envport.envs.tcg_pocket.actions import PLAY
     from envport.envs.tcg_pocket.cards import ENERGY_INDEX
     from envport.envs.tcg_pocket.deck import pool_trainers
@@ -219,8 +221,36 @@ def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
                     s["damage"][o, 1:3] = 0
                 for t in targets:
                     cases.append((s, PLAY + t))
+                if effect in ATTACK_BONUS_TRAINERS:
+                    cases.append((_attack_after(s, effect, j, pos), ATTACK))
         out[effect] = cases
     return out
+
+
+# The Supporters whose effect is a damage bonus later in the turn (Giovanni: +10 to every
+# attack; Blaine: +30 for these Pokémon): their checks also attack with the bonus in force
+ATTACK_BONUS_TRAINERS = ("giovanni", "blaine")
+BLAINE_POKEMON = ("Ninetales", "Rapidash", "Magmar")
+
+
+def _attack_after(case: dict[str, np.ndarray], effect: str, j: int, pos: int
+                  ) -> dict[str, np.ndarray]:
+    """``case`` once the Supporter was played this turn (its flag set, the card gone from the
+    hand): the player to move's Active (a Blaine Pokémon but at position 2 for Blaine, the
+    base state's Active there) attacks ``DEFENDER``, which outlives it, so the bonus shows."""
+    s = {k: np.array(v, copy=True) for k, v in case.items()}
+    p = int(s["current"])
+    s["hand"][p] = np.concatenate([s["hand"][p][1:], [0]])
+    s["played_supporter"][p] = True
+    s[effect][p] = True
+    if effect == "giovanni" or pos < 2:
+        s["stack"][p, 0] = _chain(BLAINE_POKEMON[(j + pos) % len(BLAINE_POKEMON)])
+    name = _name(s["stack"][p, 0])
+    s["energy"][p, 0] = _energy_for(_TABLE[name], _TABLE[name].attacks[0])
+    s["conditions"][p, 0] = False
+    s["stack"][1 - p, 0] = _chain(DEFENDER)
+    s["damage"][1 - p, 0] = 10 * pos
+    return s
 
 
 MASK_GAMES = 4  # games 0-1: random legal players; 2-3: the greedy heuristic on both sides
@@ -555,11 +585,12 @@ def _check(group: str) -> None:
     import jax
 
     res = _results()
-    n_legal = draws = survived = 0
+    n_legal = draws = survived = attacks = 0
     for i, (g, before, action, want) in enumerate(res["flat"]):
         if g != group or want is None:
             continue
         n_legal += 1
+        attacks += g.startswith("trainer:") and ATTACK <= action < RETREAT
         state, obs, reward, done, n_draws = want
         draws += n_draws
         o = 1 - int(before["current"])
@@ -582,6 +613,8 @@ def _check(group: str) -> None:
     if group.removeprefix("template:") in COIN_DAMAGE_TEMPLATES and survived == 0:
         raise ComponentMismatch(f"{group}: the defender was knocked out or undamaged in every "
                                 "case: the coins' damage is not seen")
+    if group.removeprefix("trainer:") in ATTACK_BONUS_TRAINERS and attacks == 0:
+        raise ComponentMismatch(f"{group}: no legal attack with the bonus in force")
     if group.removeprefix("trainer:") in RANDOM_TRAINERS and draws == 0:
         raise ComponentMismatch(f"{group}: the reference drew nothing in any case")
 
