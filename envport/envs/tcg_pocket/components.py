@@ -23,9 +23,9 @@ itself (every deck of the dealt table is dealt).
 ``mask:legal`` compares the JAX engine's legal-action mask (``TcgPocket.action_mask``, i.e.
 ``rules.legal_mask``, the mask the step checks an action against) with the reference's
 ``action_mask()``, action by action, on every state of a few short reference games (setup
-included), the states the checks above start from, and edited setup states (see
-:func:`mask_states`): L2 and L3 draw their actions from the reference's mask, so a JAX mask
-that offers more (or other) actions is seen nowhere else.
+included), the states the checks above start from, edited setup states and Trainers at the
+counts their rules read (see :func:`mask_states`): L2 and L3 draw their actions from the
+reference's mask, so a JAX mask that offers more (or other) actions is seen nowhere else.
 """
 
 from __future__ import annotations
@@ -296,6 +296,28 @@ def _setup_edits(states: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarr
     return out
 
 
+def _trainer_edits() -> list[dict[str, np.ndarray]]:
+    """Each Trainer of the pool in the hand of the player to move (its check's first case) with
+    the counts its rule reads at their boundary: the opponent's hand empty and its deck cut to
+    0 or 1 card (Hand Scope, Red Card), the player's own deck cut to 0 or 1 (Pokédex,
+    Professor's Research, Poké Ball): late-game boards that random games seldom reach."""
+    from envport.envs.tcg_pocket.spec_support import POOL
+
+    if POOL != "trainers":
+        return []
+    out = []
+    for cases in trainer_cases().values():
+        base, _ = cases[0]
+        p = int(base["current"])
+        for side, keep in ((1 - p, 0), (1 - p, 1), (p, 0), (p, 1)):
+            e = {k: np.array(v, copy=True) for k, v in base.items()}
+            if side != p:
+                e["hand"][side] = 0
+            e["deck"][side, keep:] = 0
+            out.append(e)
+    return out
+
+
 def _card(card_id: int) -> str:
     from envport.envs.tcg_pocket.encode import CARD_NAMES
 
@@ -305,12 +327,13 @@ def _card(card_id: int) -> str:
 @cache
 def mask_states() -> list[tuple[dict[str, np.ndarray], np.ndarray]]:
     """(state, the reference's mask) for ``mask:legal``: every state of :func:`_game_states`,
-    its setup edits and the states every other check starts from, each in the reference's own
-    form (set, then read back), each board once."""
+    its setup edits, the states every other check starts from and :func:`_trainer_edits`,
+    each in the reference's own form (set, then read back), each board once."""
     from envport.envs.tcg_pocket.spec_support import make_reference
 
     games = _game_states()
-    states = games + _setup_edits(games) + [s for _, s, _, _ in _reference_side()]
+    states = (games + _setup_edits(games) + [s for _, s, _, _ in _reference_side()]
+              + _trainer_edits())
     ref, out, seen = make_reference(), [], set()
     for s in states:
         ref.set_state(s)
