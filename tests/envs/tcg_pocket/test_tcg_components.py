@@ -86,3 +86,15 @@ def _mutant(module, top_level: str, original: str, mutated: str, operator: str =
              and mutated in ms.statement_code and original not in ms.statement_code]
     assert len(found) == 1, f"{len(found)} mutants {original!r} -> {mutated!r}: update this test"
     return found[0]
+
+
+def test_seeded_trainer_bugs_fail_the_trainer_and_mask_checks():
+    # Blaine's +30 -> -30: seen only in an attack after Blaine was played
+    blaine = _mutant(rules, "use_attack", "damage + jnp.where((base > 0) & s.blaine[p]",
+                     "damage - jnp.where((base > 0) & s.blaine[p]", operator="arith")
+    with applied(rules, blaine), pytest.raises(K.ComponentMismatch, match="trainer:blaine: case"):
+        K.components()["trainer:blaine"]()
+    # Red Card playable on an opponent with no hand only if its deck holds 2 cards, not 1
+    red = _mutant(rules, "trainer_mask", "(zcount(s.deck[o]) > 0)", "(zcount(s.deck[o]) > 1)")
+    with applied(rules, red), pytest.raises(K.ComponentMismatch, match=r"lacks \[14\]"):
+        K.components()["mask:legal"]()
