@@ -104,7 +104,8 @@ DEFENDER = "Venusaur ex"  # the pool's most HP (190): the opposing Active of hal
 
 def template_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
     """template -> [(state, action)]: every card of the pool with an attack of that template,
-    the opposing Active the base state's (generator positions 0-2) or ``DEFENDER`` (3-5)."""
+    the opposing Active the base state's (generator positions 0-2) or ``DEFENDER`` (3-5),
+    free of Special Conditions (0, 3), Poisoned (1, 4) or Asleep (2, 5)."""
     attackers = [(name, i, a) for name in status_pokemon(_TABLE)
                  for i, a in enumerate(_TABLE[name].attacks) if a.effect is not None]
     bases = _base_states(8)
@@ -123,6 +124,12 @@ def template_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
                 # none) shows in its damage, not in a Knock Out both outcomes share
                 s["stack"][1 - p, 0] = _chain(DEFENDER)
             s["damage"][1 - p, 0] = 10 * (pos % 2)
+            # the defender already Poisoned or Asleep at positions 1, 4 and 2, 5: an inflicted
+            # condition stacks with Poison and replaces Sleep
+            s["conditions"][1 - p, 0] = False
+            if pos % 3:
+                held = ("poisoned", "asleep")[pos % 3 - 1]
+                s["conditions"][1 - p, 0, CONDITIONS.index(held)] = True
             out[str((attack.effect or {})["template"])].append((s, ATTACK + i))
     return out
 

@@ -98,3 +98,12 @@ def test_seeded_trainer_bugs_fail_the_trainer_and_mask_checks():
     red = _mutant(rules, "trainer_mask", "(zcount(s.deck[o]) > 0)", "(zcount(s.deck[o]) > 1)")
     with applied(rules, red), pytest.raises(K.ComponentMismatch, match=r"lacks \[14\]"):
         K.components()["mask:legal"]()
+
+
+def test_a_seeded_condition_bug_fails_the_status_checks():
+    # an inflicted Asleep/Paralyzed/Confused keeps only the other exclusive conditions (drops
+    # Poison, keeps Sleep): seen only on a defender that already has a condition
+    bug = _mutant(rules, "add_condition", "row & ~EXCLUSIVE", "row & EXCLUSIVE",
+                  operator="negation")
+    with applied(rules, bug), pytest.raises(K.ComponentMismatch, match="template:status: case"):
+        K.components()["template:status"]()
