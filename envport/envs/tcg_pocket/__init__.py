@@ -19,7 +19,8 @@ from typing import Any
 from envport.core.registry import Benchmark, EnvSpec, Tolerance, Verification, lazy
 
 _SUPPORT = "envport.envs.tcg_pocket.spec_support"
-_CHECKS = ("mask:legal", "template:status", "template:coin_status", "template:heal_self",
+_CHECKS = ("mask:legal", "reset:deal", "reset:decks", "template:status", "template:coin_status",
+           "template:heal_self",
            "template:discard_energy", "template:recoil", "template:multi_coin",
            "template:coin_bonus", "template:coin_fail", "template:flip_until_tails",
            "template:all_heads_bonus", "template:coin_bonus_or_recoil", "checkup:poisoned",

@@ -5,20 +5,27 @@ per Trainer (``SPEC.verification.components``).
 Each check builds its cases from games the reference deals and plays at random to the main
 stage of turn 3 or later, with no decision pending: for a template, the player to move's
 Active becomes each Pokémon of the pool whose attack uses it (its whole evolution line, Energy
-paying the attack) and attacks, with the generator at 6 positions (so coins fall both ways);
+paying the attack) and attacks, with the generator at 6 positions (so coins fall both ways),
+at three of them against the pool's sturdiest Pokémon (``DEFENDER``);
 for a condition, both Actives carry it and the player ends the turn (the Checkup), and for
 Confusion the Active attacks too. The reference steps each case; the JAX transition (one
 jitted, vmapped call over every case of every check, compiled once) must give the same state,
 observation, reward and end, field by field. A check with no case in which the attack is
-legal, or (for a coin template) in which the reference draws no coin, fails: it would check
-nothing.
+legal, or (for a coin template) in which the reference draws no coin, or (for a template whose
+damage the coins decide) in which the defender takes damage and stays in play, fails: it would
+check nothing (two coin outcomes that both Knock Out the defender look the same).
+
+``reset:deal`` and ``reset:decks`` check the engine's own resets (``SPEC``'s ``make``,
+``dealt.DealtTcgPocket``), which L2 and L3 never call: the game start after the deck choice
+against the reference's ``rules.new_game`` on the same decks and generator, and the deck choice
+itself (every deck of the dealt table is dealt).
 
 ``mask:legal`` compares the JAX engine's legal-action mask (``TcgPocket.action_mask``, i.e.
 ``rules.legal_mask``, the mask the step checks an action against) with the reference's
 ``action_mask()``, action by action, on every state of a few short reference games (setup
-included), the states the checks above start from, and edited setup states (see
-:func:`mask_states`): L2 and L3 draw their actions from the reference's mask, so a JAX mask
-that offers more (or other) actions is seen nowhere else.
+included), the states the checks above start from, edited setup states and Trainers at the
+counts their rules read (see :func:`mask_states`): L2 and L3 draw their actions from the
+reference's mask, so a JAX mask that offers more (or other) actions is seen nowhere else.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from envport.core.seeds import derive_seed
-from envport.envs.tcg_pocket.actions import ATTACK, END
+from envport.envs.tcg_pocket.actions import ATTACK, END, RETREAT
 from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES, status_pokemon
 from envport.envs.tcg_pocket.encode import _TABLE, CARD_ID
 
@@ -92,8 +99,13 @@ def _at(state: dict[str, np.ndarray], position: int) -> dict[str, np.ndarray]:
     return s
 
 
+DEFENDER = "Venusaur ex"  # the pool's most HP (190): the opposing Active of half the cases
+
+
 def template_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
-    """template -> [(state, action)]: every card of the pool with an attack of that template."""
+    """template -> [(state, action)]: every card of the pool with an attack of that template,
+    the opposing Active the base state's (generator positions 0-2) or ``DEFENDER`` (3-5),
+    free of Special Conditions (0, 3), Poisoned (1, 4) or Asleep (2, 5)."""
     attackers = [(name, i, a) for name in status_pokemon(_TABLE)
                  for i, a in enumerate(_TABLE[name].attacks) if a.effect is not None]
     bases = _base_states(8)
@@ -107,7 +119,17 @@ def template_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
             s["energy"][p, 0] = _energy_for(_TABLE[name], attack)
             s["conditions"][p, 0] = False
             s["damage"][p, 0] = 10 * (pos % 3)
+            if pos >= POSITIONS // 2:
+                # a defender that outlives the attack, so that a coin's damage (bonus or
+                # none) shows in its damage, not in a Knock Out both outcomes share
+                s["stack"][1 - p, 0] = _chain(DEFENDER)
             s["damage"][1 - p, 0] = 10 * (pos % 2)
+            # the defender already Poisoned or Asleep at positions 1, 4 and 2, 5: an inflicted
+            # condition stacks with Poison and replaces Sleep
+            s["conditions"][1 - p, 0] = False
+            if pos % 3:
+                held = ("poisoned", "asleep")[pos % 3 - 1]
+                s["conditions"][1 - p, 0, CONDITIONS.index(held)] = True
             out[str((attack.effect or {})["template"])].append((s, ATTACK + i))
     return out
 
@@ -170,7 +192,9 @@ def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
     (index 0), no Supporter played yet, the board set so that its check passes (a damaged
     target, the named Pokémon, Lightning Energy on the Bench, one or two opposing Benched
     Pokémon), played on the Active (target 0) and, for a targeted card, on Bench slot 1; the
-    generator at 3 positions (Misty's coins, Poké Ball's pick, Red Card's shuffle)."""
+    generator at 3 positions (Misty's coins, Poké Ball's pick, Red Card's shuffle); for
+    Giovanni and Blaine, whose bonus comes later in the turn, also an attack once played
+    (:func:`_attack_after`)."""
     from envport.envs.tcg_pocket.actions import PLAY
     from envport.envs.tcg_pocket.cards import ENERGY_INDEX
     from envport.envs.tcg_pocket.deck import pool_trainers
@@ -204,8 +228,36 @@ def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
                     s["damage"][o, 1:3] = 0
                 for t in targets:
                     cases.append((s, PLAY + t))
+                if effect in ATTACK_BONUS_TRAINERS:
+                    cases.append((_attack_after(s, effect, j, pos), ATTACK))
         out[effect] = cases
     return out
+
+
+# The Supporters whose effect is a damage bonus later in the turn (Giovanni: +10 to every
+# attack; Blaine: +30 for these Pokémon): their checks also attack with the bonus in force
+ATTACK_BONUS_TRAINERS = ("giovanni", "blaine")
+BLAINE_POKEMON = ("Ninetales", "Rapidash", "Magmar")
+
+
+def _attack_after(case: dict[str, np.ndarray], effect: str, j: int, pos: int
+                  ) -> dict[str, np.ndarray]:
+    """``case`` once the Supporter was played this turn (its flag set, the card gone from the
+    hand): the player to move's Active (a Blaine Pokémon but at position 2 for Blaine, the
+    base state's Active there) attacks ``DEFENDER``, which outlives it, so the bonus shows."""
+    s = {k: np.array(v, copy=True) for k, v in case.items()}
+    p = int(s["current"])
+    s["hand"][p] = np.concatenate([s["hand"][p][1:], [0]])
+    s["played_supporter"][p] = True
+    s[effect][p] = True
+    if effect == "giovanni" or pos < 2:
+        s["stack"][p, 0] = _chain(BLAINE_POKEMON[(j + pos) % len(BLAINE_POKEMON)])
+    name = _name(s["stack"][p, 0])
+    s["energy"][p, 0] = _energy_for(_TABLE[name], _TABLE[name].attacks[0])
+    s["conditions"][p, 0] = False
+    s["stack"][1 - p, 0] = _chain(DEFENDER)
+    s["damage"][1 - p, 0] = 10 * pos
+    return s
 
 
 MASK_GAMES = 4  # games 0-1: random legal players; 2-3: the greedy heuristic on both sides
@@ -251,6 +303,28 @@ def _setup_edits(states: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarr
     return out
 
 
+def _trainer_edits() -> list[dict[str, np.ndarray]]:
+    """Each Trainer of the pool in the hand of the player to move (its check's first case) with
+    the counts its rule reads at their boundary: the opponent's hand empty and its deck cut to
+    0 or 1 card (Hand Scope, Red Card), the player's own deck cut to 0 or 1 (Pokédex,
+    Professor's Research, Poké Ball): late-game boards that random games seldom reach."""
+    from envport.envs.tcg_pocket.spec_support import POOL
+
+    if POOL != "trainers":
+        return []
+    out = []
+    for cases in trainer_cases().values():
+        base, _ = cases[0]
+        p = int(base["current"])
+        for side, keep in ((1 - p, 0), (1 - p, 1), (p, 0), (p, 1)):
+            e = {k: np.array(v, copy=True) for k, v in base.items()}
+            if side != p:
+                e["hand"][side] = 0
+            e["deck"][side, keep:] = 0
+            out.append(e)
+    return out
+
+
 def _card(card_id: int) -> str:
     from envport.envs.tcg_pocket.encode import CARD_NAMES
 
@@ -260,12 +334,13 @@ def _card(card_id: int) -> str:
 @cache
 def mask_states() -> list[tuple[dict[str, np.ndarray], np.ndarray]]:
     """(state, the reference's mask) for ``mask:legal``: every state of :func:`_game_states`,
-    its setup edits and the states every other check starts from, each in the reference's own
-    form (set, then read back), each board once."""
+    its setup edits, the states every other check starts from and :func:`_trainer_edits`,
+    each in the reference's own form (set, then read back), each board once."""
     from envport.envs.tcg_pocket.spec_support import make_reference
 
     games = _game_states()
-    states = games + _setup_edits(games) + [s for _, s, _, _ in _reference_side()]
+    states = (games + _setup_edits(games) + [s for _, s, _, _ in _reference_side()]
+              + _trainer_edits())
     ref, out, seen = make_reference(), [], set()
     for s in states:
         ref.set_state(s)
@@ -312,6 +387,138 @@ def _check_mask() -> None:
                                     f"{missing}")
 
 
+RESETS = 8192  # the JAX engine's dealt resets of ``reset:decks`` (two decks each)
+RESET_CASES = 96  # of them, compared with the reference's ``new_game`` by ``reset:deal``
+
+
+def _deck_keys() -> dict[tuple[tuple[int, ...], tuple[int, ...]], int]:
+    """(sorted card ids, Energy types) -> index of each deck of the dealt table (``dealt``'s
+    ``pool_decks`` of ``POOL``, the reference's deck builder); every deck's key is distinct."""
+    from envport.envs.tcg_pocket.dealt import pool_decks
+    from envport.envs.tcg_pocket.spec_support import POOL
+
+    cards, types = pool_decks(POOL)
+    keys = {(tuple(sorted(c)), tuple(t)): i for i, (c, t) in
+            enumerate(zip(cards.tolist(), types.tolist(), strict=True))}
+    if len(keys) != len(cards):
+        raise ComponentMismatch("reset: two decks of the dealt table hold the same cards: a "
+                                "dealt deck cannot be told from its cards")
+    return keys
+
+
+def _dealt_index(s: dict[str, np.ndarray], p: int,
+                 keys: dict[tuple[tuple[int, ...], tuple[int, ...]], int]) -> int:
+    """The deck of the table player ``p`` was dealt in the reset state ``s`` (its cards are
+    all in its deck and hand after a deal), or -1 if those cards are no deck of the table."""
+    cards = [int(c) for c in np.concatenate([s["deck"][p], s["hand"][p]]) if c]
+    return keys.get((tuple(sorted(cards)), tuple(int(t) for t in s["energy_types"][p])), -1)
+
+
+_JAX_RESETS: dict[tuple[int, ...], Any] = {}
+
+
+def _jax_resets() -> tuple[list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
+    """``RESETS`` resets of ``SPEC``'s engine (``dealt.DealtTcgPocket``: the class looked up
+    in ``jax_env`` at call time, so a mutant's), one jitted, vmapped call per engine version:
+    (the states in the reference's form, {"obs": the reset's observation, "obs0"/"obs1": each
+    player's, "mask": ``action_mask``})."""
+    import jax
+    import jax.numpy as jnp
+
+    from envport.envs.tcg_pocket.dealt import DealtTcgPocket
+    from envport.envs.tcg_pocket.jax_engine import encode as E
+    from envport.envs.tcg_pocket.jax_engine.bridge import TcgPocketBridge
+
+    version = _engine_version()
+    if version not in _JAX_RESETS:
+        env = DealtTcgPocket()
+
+        def one(key: Any) -> Any:
+            s, obs = env.reset(key)
+            return s, {"obs": obs, "obs0": E.observation_vector(s, jnp.int32(0)),
+                       "obs1": E.observation_vector(s, jnp.int32(1)), "mask": env.action_mask(s)}
+
+        keys = jax.random.split(jax.random.key(SEED), RESETS)
+        states, views = jax.tree_util.tree_map(np.asarray, jax.jit(jax.vmap(one))(keys))
+        bridge = TcgPocketBridge()
+        flat = [bridge.from_jax(jax.tree_util.tree_map(lambda x, i=i: x[i], states))
+                for i in range(RESETS)]
+        _JAX_RESETS.clear()
+        _JAX_RESETS[version] = (flat, views)
+    return _JAX_RESETS[version]
+
+
+def _check_reset_deal() -> None:
+    """``reset:deal``: the JAX engine's game start after its deck choice (``rules.new_game``:
+    both shuffles and opening hands, the first-player coin, the two setup decisions) against
+    the reference's ``rules.new_game`` on the same two decks (told from the dealt cards) and
+    the same generator (the reset state's key, counter 0), on ``RESET_CASES`` resets: the
+    state field by field, the mask of the player to act, the reset's observation and both
+    players' observations. Fails if the cases do not see both first players."""
+    from envport.envs.tcg_pocket import encode
+    from envport.envs.tcg_pocket.cards import ENERGY_TYPES
+    from envport.envs.tcg_pocket.dealt import pool_decks
+    from envport.envs.tcg_pocket.deck import Deck
+    from envport.envs.tcg_pocket.encode import CARD_NAMES
+    from envport.envs.tcg_pocket.rng import Rng
+    from envport.envs.tcg_pocket.spec_support import POOL, make_reference
+
+    states, views = _jax_resets()
+    keys, (cards, types) = _deck_keys(), pool_decks(POOL)
+    ref, firsts = make_reference(), set()
+    for i, s in enumerate(states[:RESET_CASES]):
+        index = [_dealt_index(s, p, keys) for p in (0, 1)]
+        if min(index) < 0:
+            raise ComponentMismatch(f"reset:deal: reset {i}: the cards of player "
+                                    f"{index.index(-1)}'s deck and hand are no deck of the "
+                                    "dealt table (a deal keeps the deck's 20 cards)")
+        decks = tuple(Deck(tuple(CARD_NAMES[c - 1] for c in cards[d] if c),
+                           tuple(ENERGY_TYPES[t] for t in types[d] if t >= 0)) for d in index)
+        ref.game.reset(0, (decks[0], decks[1]),
+                       rng=Rng.at(np.asarray([s["rng"][0], 0], np.uint32)))
+        want = ref.get_state()
+        bad = [k for k in want if not np.array_equal(s[k], want[k])]
+        if not np.array_equal(views["mask"][i], ref.action_mask()):
+            bad.append("mask")
+        to_act = ref.game.to_act()
+        if not np.array_equal(views["obs"][i], encode.observation_vector(want, to_act or 0)):
+            bad.append("obs")
+        for p in (0, 1):
+            if not np.array_equal(views[f"obs{p}"][i], encode.observation_vector(want, p)):
+                bad.append(f"obs of player {p}")
+        if bad:
+            raise ComponentMismatch(f"reset:deal: reset {i} (decks {index}) differs from the "
+                                    f"reference's new_game in {', '.join(bad)}")
+        firsts.add(int(want["first"]))
+    if firsts != {0, 1}:
+        raise ComponentMismatch(f"reset:deal: the first player was {firsts} in every case")
+
+
+def _check_reset_decks() -> None:
+    """``reset:decks``: the JAX engine's resets deal each player a deck of the dealt table
+    (``dealt.pool_decks``, built by the reference's deck builder), uniformly with replacement,
+    so over ``RESETS`` resets (2 * 8192 = 16,384 deals of 512 decks) every deck of the table
+    is dealt: by chance a given deck is missed with probability (511/512)**16384 < 1.3e-14,
+    some deck with probability below 512 times that, < 6.3e-12. A reset whose cards are no
+    deck of the table fails too."""
+    from envport.envs.tcg_pocket.dealt import N_DECKS
+
+    states, _ = _jax_resets()
+    keys = _deck_keys()
+    dealt = np.zeros(N_DECKS, np.int64)
+    for i, s in enumerate(states):
+        for p in (0, 1):
+            d = _dealt_index(s, p, keys)
+            if d < 0:
+                raise ComponentMismatch(f"reset:decks: reset {i}: player {p}'s cards are no "
+                                        "deck of the dealt table")
+            dealt[d] += 1
+    never = np.flatnonzero(dealt == 0)
+    if len(never):
+        raise ComponentMismatch(f"reset:decks: in {RESETS} resets, {len(never)} of the "
+                                f"{N_DECKS} decks were never dealt (first: {never[:5].tolist()})")
+
+
 def _hp_of(stack: np.ndarray) -> int:
     return int(_TABLE[_name(stack)].hp)
 
@@ -324,6 +531,10 @@ def _name(stack: np.ndarray) -> str:
 
 COIN_TEMPLATES = ("coin_status", "multi_coin", "coin_bonus", "coin_fail", "flip_until_tails",
                   "all_heads_bonus", "coin_bonus_or_recoil")
+# the templates whose damage the coins decide: their check needs a case whose defender takes
+# the damage and stays in play (two outcomes that both Knock Out look the same)
+COIN_DAMAGE_TEMPLATES = ("multi_coin", "coin_bonus", "flip_until_tails", "all_heads_bonus",
+                         "coin_bonus_or_recoil")
 RANDOM_TRAINERS = ("misty", "poke_ball", "red_card")
 ENGINE_MODULES = ("rules", "rng", "cards", "encode", "game", "jax_env", "state")
 
@@ -404,13 +615,17 @@ def _check(group: str) -> None:
     import jax
 
     res = _results()
-    n_legal = draws = 0
-    for i, (g, _, action, want) in enumerate(res["flat"]):
+    n_legal = draws = survived = attacks = 0
+    for i, (g, before, action, want) in enumerate(res["flat"]):
         if g != group or want is None:
             continue
         n_legal += 1
+        attacks += g.startswith("trainer:") and ATTACK <= action < RETREAT
         state, obs, reward, done, n_draws = want
         draws += n_draws
+        o = 1 - int(before["current"])
+        survived += bool(np.array_equal(state["stack"][o, 0], before["stack"][o, 0])
+                         and state["damage"][o, 0] > before["damage"][o, 0])
         s_i = jax.tree_util.tree_map(lambda x, i=i: x[i], res["got"][0])
         mine = res["bridge"].from_jax(s_i)
         bad = [k for k in state if not np.array_equal(mine[k], state[k])]
@@ -425,6 +640,11 @@ def _check(group: str) -> None:
         raise ComponentMismatch(f"{group}: no case where the action is legal: nothing checked")
     if group.removeprefix("template:") in COIN_TEMPLATES and draws == 0:
         raise ComponentMismatch(f"{group}: the reference drew no coin in any case")
+    if group.removeprefix("template:") in COIN_DAMAGE_TEMPLATES and survived == 0:
+        raise ComponentMismatch(f"{group}: the defender was knocked out or undamaged in every "
+                                "case: the coins' damage is not seen")
+    if group.removeprefix("trainer:") in ATTACK_BONUS_TRAINERS and attacks == 0:
+        raise ComponentMismatch(f"{group}: no legal attack with the bonus in force")
     if group.removeprefix("trainer:") in RANDOM_TRAINERS and draws == 0:
         raise ComponentMismatch(f"{group}: the reference drew nothing in any case")
 
@@ -444,4 +664,5 @@ def components() -> dict[str, Callable[[], None]]:
 
     # The mask first: it compiles in seconds, so a mask mutant is stopped before the
     # transition compiles.
-    return {"mask:legal": _check_mask, **{n: check(n) for n in names}}
+    return {"mask:legal": _check_mask, "reset:deal": _check_reset_deal,
+            "reset:decks": _check_reset_decks, **{n: check(n) for n in names}}

@@ -135,10 +135,12 @@ def test_perturbed_l2_states_are_states_the_reference_plays_on(spec):
 
 def test_l1_components_cover_every_template_and_condition(spec):
     """``SPEC`` names one L1 check per attack template of the pool, per Special Condition and
-    per Trainer, the checks ``components.py`` defines (they run under ``pytest -m slow``)."""
+    per Trainer, the mask and reset checks: those ``components.py`` defines (they run under
+    ``pytest -m slow``)."""
     from envport.envs.tcg_pocket.components import CONDITIONS, components
     from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES, TRAINERS_EFFECTS
 
     want = {f"template:{t}" for t in STATUS_TEMPLATES} | {f"checkup:{c}" for c in CONDITIONS}
-    want |= {"end:both_win", "mask:legal"} | {f"trainer:{e}" for e in TRAINERS_EFFECTS}
+    want |= {"end:both_win", "mask:legal", "reset:deal", "reset:decks"}
+    want |= {f"trainer:{e}" for e in TRAINERS_EFFECTS}
     assert set(spec.verification.components) == want == set(components())
