@@ -136,8 +136,7 @@ class PokemonGen1(Environment[EnvState, PokemonParams]):
         return PokemonParams()
 
     def observation_space(self, params: PokemonParams | None = None) -> Space:
-        # stages / 6 reach -1; turn / 1000 reaches 1.001 at the Endless Battle Clause
-        return Box(-1.0, 2.0, (2, SS.OBS_SIZE))
+        return Box(SS.OBS_LOW, SS.OBS_HIGH, (2, SS.OBS_SIZE))
 
     def action_space(self, params: PokemonParams | None = None) -> Space:
         return JointChoice()

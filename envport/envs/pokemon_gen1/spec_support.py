@@ -163,6 +163,9 @@ ACTIVE = 7 + N_VOL  # stages, volatiles
 OBS_SIZE = (S.TEAM_SIZE * OWN_MON + ACTIVE + S.TEAM_SIZE * OPP_MON + ACTIVE + M.SIZE
             + E.N_CHOICES + 1)
 MASK_OFFSET = OBS_SIZE - E.N_CHOICES - 1
+# The observation's bounds: stages / 6 reach -1; the matchup columns' heuristic score reaches 4
+# (matchup.features caps it at 4 score units), the turn / 1000 1.001 at the Endless Battle Clause
+OBS_LOW, OBS_HIGH = -1.0, 4.0
 # Where the opponent's part of a row starts and ends (its team, then its active's stages and
 # volatiles), and where the matchup features (``matchup.features``) start.
 OPP_OFFSET = S.TEAM_SIZE * OWN_MON + ACTIVE

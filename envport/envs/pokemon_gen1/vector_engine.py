@@ -38,7 +38,7 @@ class PokemonVectorEngine:
     def __init__(self, num_envs: int, seed: int = 0, opponent: str = "heuristic") -> None:
         VR.check_batch(num_envs, opponent)
         self.num_envs, self.seed, self.opponent = num_envs, int(seed), opponent
-        self.observation_space: Space = Box(-1.0, 2.0, (SS.OBS_SIZE,))
+        self.observation_space: Space = Box(SS.OBS_LOW, SS.OBS_HIGH, (SS.OBS_SIZE,))
         self.action_space: Space = Discrete(E.N_CHOICES)
         self._pool = C.pool(True)
         self._rng = np.random.default_rng(self.seed)

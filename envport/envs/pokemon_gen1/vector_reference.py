@@ -139,7 +139,7 @@ class PokemonVectorReference:
 
         check_batch(num_envs, opponent)
         self.num_envs, self.seed, self.opponent = num_envs, int(seed), opponent
-        self.observation_space: Space = Box(-1.0, 2.0, (SS.OBS_SIZE,))
+        self.observation_space: Space = Box(SS.OBS_LOW, SS.OBS_HIGH, (SS.OBS_SIZE,))
         self.action_space: Space = Discrete(E.N_CHOICES)
         n_workers = default_workers(num_envs) if workers is None else int(workers)
         if not 1 <= n_workers <= num_envs:

@@ -59,8 +59,8 @@ def test_a_policy_evaluated_on_both_backends_plays_the_same_battles() -> None:
     from envport.train.run import default_config
 
     cfg, kwargs = default_config("pokemon-gen1")
-    params = make_policy(cfg, Box(-1.0, 2.0, (SS.OBS_SIZE,)), Discrete(E.N_CHOICES)).init(
-        jax.random.key(1))
+    space = Box(SS.OBS_LOW, SS.OBS_HIGH, (SS.OBS_SIZE,))
+    params = make_policy(cfg, space, Discrete(E.N_CHOICES)).init(jax.random.key(1))
     got = {b: evaluate("pokemon-gen1", b, params, episodes=3, seed=5, config=cfg,
                        env_kwargs=dict(kwargs)) for b in ("jax", "reference")}
     assert got["jax"].shape == (3,) and set(np.unique(got["jax"])) <= {-1.0, 0.0, 1.0}
