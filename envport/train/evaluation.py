@@ -61,7 +61,7 @@ def evaluate(name: str, backend: str, params_or_run_dir: Params | str | os.PathL
     environments and the action sampling. Raises RuntimeError if an episode is still running
     after ``max_steps`` steps.
     """
-    check_backend(backend)
+    kind = check_backend(backend)
     envport.spec(name)
     if episodes < 1:
         raise ValueError(f"episodes must be at least 1, got {episodes}")
@@ -81,15 +81,14 @@ def evaluate(name: str, backend: str, params_or_run_dir: Params | str | os.PathL
         params = params_or_run_dir
 
     matched = envport.spec(name).training.make_matched_translation
-    if OPPONENT in env_kwargs and check_backend(backend) == "jax" and matched is None:
+    if OPPONENT in env_kwargs and kind == "jax" and matched is None:
         return play_vs_opponent(name, env_kwargs[OPPONENT], params, episodes, seed,
                                 config=cfg, deterministic=deterministic,
                                 max_steps=max_steps).returns
     # The JAX side through the host loop too where it can draw what the reference batch of the
     # same seed draws: both backends then play the same episodes with the same action keys.
-    vec = (matched(episodes, seed, **env_kwargs)
-           if check_backend(backend) == "jax" and matched is not None
-           else host_vector_env(name, backend, episodes, seed, **env_kwargs))
+    vec = (matched(episodes, seed, **env_kwargs) if kind == "jax" and matched is not None
+           else host_vector_env(name, kind, episodes, seed, **env_kwargs))
     try:
         return _play(vec, cfg, params, episodes, seed, deterministic, max_steps)
     finally:

@@ -372,11 +372,11 @@ def from_showdown(battle: Mapping[str, Any]) -> S.Battle:
             team.position[s, j] = p["position"]
         raw = battle["sides"][s]
         for j, pos in enumerate(_team_order(raw)):
-            # the set's Speed IV/EV as the Pokemon constructor normalizes them (not in the view:
-            # constant for the battle; Transform's cached speed is computed from them)
             # statusState.source also without a status (the view shows it only with one):
             # setStatus('') of a cure keeps a source, and 'fnt' later shows it
             team.status_by_ally[s, j] = _status_source_is_ally(raw["pokemon"][pos], raw["id"])
+            # the set's Speed IV/EV as the Pokemon constructor normalizes them (not in the view:
+            # constant for the battle; Transform's cached speed is computed from them)
             pset = raw["pokemon"][pos]["set"]
             iv = (pset.get("ivs") or {}).get("spe", 31)
             ev = (pset.get("evs") or {}).get("spe", 0)

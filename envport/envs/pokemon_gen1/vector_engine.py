@@ -74,12 +74,12 @@ class PokemonVectorEngine:
         actions = self.action_space.validate(actions, batch_shape=(self.num_envs,))
         r = (VR.draw_random_choices(self._rng, self.num_envs) if self.opponent == "random"
              else np.zeros(self.num_envs, np.int64))
-        state, reward, terminated = self._step(
+        state, obs, reward, terminated, mask = self._step(
             self._state, jnp.asarray(actions, jnp.int32), jnp.asarray(r, jnp.int32))
         ended = np.asarray(terminated, bool)
-        # every battle's observation again after the restarts (one compiled call either way)
-        state, obs, mask = self._restart(
-            state, jnp.asarray(ended), *self._draws([int(i) for i in np.flatnonzero(ended)]))
+        if ended.any():  # fresh battles (and their first observations) where battles ended
+            state, obs, mask = self._restart(
+                state, jnp.asarray(ended), *self._draws([int(i) for i in np.flatnonzero(ended)]))
         self._state, self._mask = state, np.asarray(mask, bool)
         return (np.asarray(obs), np.asarray(reward, np.float32), ended,
                 np.zeros(self.num_envs, bool))
@@ -106,7 +106,7 @@ def _programs(opponent: str) -> tuple[Any, ...]:
         else:  # the integer the reference batch drew for it, as its host opponent uses it
             theirs = A.pick_legal(r, E.legal_mask(state.battle, 1), jnp)
         res = game.transition_given(state, action, theirs)
-        return res.state, res.reward, res.terminated
+        return res.state, res.obs, res.reward, res.terminated, res.info["action_mask"]
 
     def restart(state: Any, ended: jax.Array, a: jax.Array, b: jax.Array, words: jax.Array
                 ) -> tuple[Any, jax.Array, jax.Array]:
