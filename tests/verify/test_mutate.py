@@ -11,8 +11,8 @@ import pytest
 from envport.core.registry import spec
 from envport.envs.cartpole import bridge as cartpole_bridge
 from envport.verify import mutation as mutate
+from envport.verify.mutation.apply import applied
 from envport.verify.mutation.equivalence import float_boundary
-from envport.verify.mutation.generate import applied
 
 
 def cartpole_mutants() -> tuple[object, list[mutate.MutantSource]]:

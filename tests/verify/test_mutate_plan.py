@@ -12,7 +12,7 @@ from envport.core.registry import spec
 from envport.verify import mutation as mutate
 from envport.verify.layers import LAYERS
 from envport.verify.mutation import execute, recorded
-from envport.verify.mutation.generate import applied
+from envport.verify.mutation.apply import applied
 
 
 def test_the_default_plan_is_the_translations_module_and_every_layer():

@@ -39,6 +39,7 @@ from typing import Any
 
 from envport.scale import own_path
 from envport.verify.layers import LAYERS
+from envport.verify.mutation.apply import applied
 from envport.verify.mutation.equivalence import (
     compiled_programs,
     explain_equivalence,
@@ -49,7 +50,6 @@ from envport.verify.mutation.generate import (
     OPERATORS,
     Mutant,
     MutantSource,
-    applied,
     generate,
     sample,
 )
@@ -109,7 +109,8 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
                original: dict[str, dict[str, str]], sizes: dict[str, Any], seed: int,
                original_programs: Callable[[], dict[str, Any]] | None = None,
                layers: tuple[str, ...] = LAYERS, recorded: list[Any] | None = None,
-               eager: bool = False, components: bool = False) -> dict[str, Any]:
+               eager: bool = False, components: bool = False,
+               modules: tuple[Any, ...] = ()) -> dict[str, Any]:
     """Apply one mutant and run the hierarchy on it, lowest layer first, each layer in every
     mode of ``specs`` (:func:`mode_specs`), until one kills it; a survivor is examined for
     equivalence. ``original``: the original's fingerprint per mode name. ``layers``: the layers
@@ -119,7 +120,9 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
     layers do not run op by op: L3 crashed so); ``components``: the property layer is the
     component checks alone (:func:`check_components`, once: they take no mode), and they run
     on a mutant with the original's program too (they call the engine's functions directly),
-    which is called equivalent only if it passes them."""
+    which is called equivalent only if it passes them. ``modules``: the translation's other
+    modules, whose import-time copies of what the mutant changes are made again
+    (:func:`apply.applied`)."""
     import jax
 
     from envport.verify.runner import verify
@@ -128,10 +131,9 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
     result: dict[str, Any] = {**ms.mutant.to_json(), "killed_by": None, "detail": "",
                               "mode": None, "equivalent": False, "equivalence": ""}
     path = inspect.getfile(module)
-    before = dict(vars(module))
-    with applied(module, ms):
+    with applied(module, ms, modules) as new_objects:
         if components:
-            _HELD.append([v for k, v in vars(module).items() if before.get(k) is not v])
+            _HELD.append(new_objects)
         try:
             envs = {s.mode_name: s.make() for s in specs}
         except Exception as e:
@@ -189,7 +191,7 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
         # module's functions up at call time, the original's included.
         ref = original_programs()
         boundary = float_boundary(ref["envs"][specs[0].mode_name], ms.mutant, path)
-        with applied(module, ms):
+        with applied(module, ms, modules):
             envs = {s.mode_name: s.make() for s in specs}
             kind, why = explain_equivalence(specs[0], envs, ms.mutant, path, ref, boundary)
         if why:
@@ -329,7 +331,7 @@ class _Original:
         try:
             return run_mutant(self.specs, module, ms, self.original, sizes, seed,
                               self.programs, self.layers, self.recorded, self.eager,
-                              self.components)
+                              self.components, tuple(self.modules.values()))
         except Exception as e:
             traceback.print_exc(file=sys.stderr)
             return {**ms.mutant.to_json(), "killed_by": "property", "equivalent": False,

@@ -3,20 +3,17 @@
 Operators: arithmetic and comparison operator swaps, constant perturbations, dropped state
 updates, swapped arguments and fields, swapped functions, removed negations
 (:data:`OPERATORS`). :func:`generate` lists every mutant of a module in source order,
-:func:`sample` draws a subset evenly over operators, and :func:`applied` executes one mutated
-statement in the module's own namespace for the duration of a ``with`` block.
+:func:`sample` draws a subset evenly over operators; :mod:`apply` applies one.
 """
 
 from __future__ import annotations
-import __future__
 
 import ast
-import contextlib
 import copy
 import dataclasses
 import inspect
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -409,29 +406,3 @@ def sample(mutants: list[MutantSource], limit: int | None, seed: int = 0
                 chosen.append(ms.pop())
     order = {m.mutant.id: i for i, m in enumerate(mutants)}
     return sorted(chosen, key=lambda m: order[m.mutant.id])
-
-
-# ---------------------------------------------------------------- running one mutant
-@contextlib.contextmanager
-def applied(module: Any, ms: MutantSource) -> Iterator[None]:
-    """The mutated top-level statement executed in ``module``'s own namespace, then undone.
-
-    Re-executing only that statement keeps every other object identical (the bridge keeps
-    working with the same state classes), while every later lookup through the module (the
-    spec's factories import from it at call time) sees the mutant.
-    """
-    names = dict(vars(module))
-    try:
-        # The module's own ``from __future__ import annotations`` applies to its statements.
-        flags = __future__.annotations.compiler_flag if getattr(
-            module, "annotations", None) is __future__.annotations else 0
-        code = compile(ms.statement_code, inspect.getfile(module), "exec", flags=flags,
-                       dont_inherit=True)
-        exec(code, vars(module))
-        yield
-    finally:
-        for k in list(vars(module)):
-            if k not in names:
-                delattr(module, k)
-        for k, v in names.items():
-            setattr(module, k, v)

@@ -10,7 +10,8 @@ import pytest
 
 from envport.envs.tcg_pocket import components as K
 from envport.envs.tcg_pocket.jax_engine import rules
-from envport.verify.mutation.generate import OPERATORS, applied, generate
+from envport.verify.mutation.apply import applied
+from envport.verify.mutation.generate import OPERATORS, generate
 
 pytestmark = pytest.mark.slow
 
