@@ -19,6 +19,9 @@ import numpy as np
 SIZE = 3
 TABLE = np.arange(SIZE) * 10
 TABLE[0] = 7
+TABLE += 1
+COUNT = SIZE
+COUNT += 1
 
 
 class Box:
@@ -85,24 +88,25 @@ def test_a_table_copied_at_import_into_another_module_sees_the_mutant(pkg):
     original_table = tables.TABLE
     with applied(tables, size, [engine]) as new:
         assert tables.SIZE == 4
-        assert list(tables.TABLE) == [7, 10, 20, 30]  # remade, then written in place again
-        assert list(engine.COPY) == [7, 10, 20, 30] and engine.SIZE_TWICE == 8
+        assert list(tables.TABLE) == [8, 11, 21, 31]  # remade, then written in place again
+        assert list(engine.COPY) == [8, 11, 21, 31] and engine.SIZE_TWICE == 8
+        assert tables.COUNT == 5  # ``COUNT += 1`` runs again after ``COUNT = SIZE``
         assert engine.UNRELATED is before_e["UNRELATED"]  # reads nothing that changed
         assert tables.Box is before_t["Box"]  # the class reads nothing that changed
         assert any(v is tables.TABLE for v in new)
     assert vars(tables) == before_t and vars(engine) == before_e
-    assert list(original_table) == [7, 10, 20]  # the original object was never written to
+    assert list(original_table) == [8, 11, 21]  # the original object was never written to
 
 
 def test_an_in_place_write_remakes_its_object_first(pkg):
     tables, engine = pkg
     first = mutant(tables, "TABLE[0] = 7", "8")
     original = tables.TABLE
-    assert plan(tables, first, [engine])["pkg_under_test.tables"] == [2, 3]
+    assert plan(tables, first, [engine])["pkg_under_test.tables"] == [2, 3, 4]
     with applied(tables, first, [engine]):
-        assert tables.TABLE is not original and list(tables.TABLE) == [8, 10, 20]
-        assert list(engine.COPY) == [8, 10, 20]
-    assert list(original) == [7, 10, 20] and tables.TABLE is original
+        assert tables.TABLE is not original and list(tables.TABLE) == [9, 11, 21]
+        assert list(engine.COPY) == [9, 11, 21]
+    assert list(original) == [8, 11, 21] and tables.TABLE is original
 
 
 def test_functions_bound_at_import_see_a_mutated_function(pkg):

@@ -101,6 +101,11 @@ class _Reads(ast.NodeVisitor):
         for d in [*node.args.defaults, *[k for k in node.args.kw_defaults if k is not None]]:
             self.visit(d)
 
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name):  # ``X += 1`` reads X (its target is a Store)
+            self.names.add(node.target.id)
+        self.generic_visit(node)
+
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if self.annotations:
             self.visit(node.annotation)
