@@ -75,6 +75,9 @@ def _translate_parser(sub: Any) -> None:
                           ("samples", 2000)):
         t.add_argument(f"--{size}", type=int, help=f"verification size (default {default})")
     t.add_argument("--seed", type=int, help="development seed (default 0)")
+    t.add_argument("--held-out-seeds", type=int, nargs="+", metavar="SEED",
+                   help="the held-out seeds of the verdict, for a reproducible run (default: "
+                        "one drawn at random when the run starts; never shown to the agent)")
     t.add_argument("--optimise-rounds", type=int, help="optimisation rounds (default 1)")
     t.add_argument("--batch-sizes", type=int, nargs="+", help="batch sizes of the SPS table")
     t.add_argument("--bench-repeats", type=positive_int,
@@ -127,7 +130,12 @@ def cmd_translate(args: argparse.Namespace) -> int:
                                   reference_kwargs=json.loads(args.reference_kwargs or "{}"),
                                   tolerance=tolerance,
                                   transfer_check=args.transfer_check,
-                                  seed=args.seed if args.seed is not None else 0)
+                                  seed=args.seed if args.seed is not None else 0,
+                                  held_out_seeds=list(args.held_out_seeds or []))
+            if args.resume is None and cfg.seed in cfg.held_out_seeds:
+                err.print(f"[red]error:[/] --held-out-seeds {cfg.seed} is the development seed "
+                          "(--seed): a held-out seed must be one the agent never saw")
+                return 2
             if sizes:
                 cfg.sizes = {**cfg.sizes, **sizes}
             for k, v in overrides.items():

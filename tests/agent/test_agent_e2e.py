@@ -70,7 +70,10 @@ def test_manual_agent_cartpole_through_resume(tmp_path, capsys):
                    "envport.envs.cartpole.reference:CartPoleReference",
                    "--source", "gymnasium.envs.classic_control.cartpole", "--agent", "manual",
                    "--workdir", str(run_dir), "--examples", "2", "--states", "60",
-                   "--episodes", "2", "--samples", "300", "--optimise-rounds", "0")
+                   "--episodes", "2", "--samples", "300", "--optimise-rounds", "0",
+                   # pinned: with a drawn held-out seed the verdict's statistical tests fail a
+                   # correct translation at their small false-positive rate
+                   "--held-out-seeds", "4242")
     codes = [code]
     for step in steps[:3]:
         prompt = sorted((run_dir / "prompts").glob("*.md"))[-1].name

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from envport.core.seeds import derive_seed
-from envport.envs.tcg_pocket.actions import ATTACK, END, RETREAT
+from envport.envs.tcg_pocket.actions import ATTACH, ATTACK, END, RETREAT
 from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES, status_pokemon
 from envport.envs.tcg_pocket.encode import _TABLE, CARD_ID
 
@@ -325,6 +325,36 @@ def _trainer_edits() -> list[dict[str, np.ndarray]]:
     return out
 
 
+EFFECT_EDITS = 48  # at most this many "cannot attack / retreat" states (:func:`_effect_edits`)
+
+
+def _effect_edits(states: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    """Main-phase states whose player to move may both attack and retreat, with "cannot
+    attack" or "cannot retreat" on its Active until the turn before, this turn and the next:
+    the boundary of ``rules.effect_on``'s ``until >= turn``. No card of the engine's pool sets
+    these effects (T09-T12 attacks do), but its mask reads them, and an injected state may
+    hold them."""
+    from envport.envs.tcg_pocket.encode import EFFECTS
+    from envport.envs.tcg_pocket.spec_support import make_reference
+
+    ref, out = make_reference(), list[dict[str, np.ndarray]]()
+    for s in states:
+        if int(s["stage"]) != 1 or len(out) >= EFFECT_EDITS:
+            continue
+        ref.set_state(s)
+        mask = ref.action_mask()
+        if not (mask[ATTACK:RETREAT].any() and mask[RETREAT:ATTACH].any()):
+            continue
+        p, turn = int(s["current"]), int(s["turn"])
+        for name in ("cannot_attack", "cannot_retreat"):
+            for until in (turn - 1, turn, turn + 1):
+                e = {k: np.array(v, copy=True) for k, v in s.items()}
+                e["effect_until"][p, 0, EFFECTS.index(name)] = until
+                e["effect_amount"][p, 0, EFFECTS.index(name)] = 0
+                out.append(e)
+    return out
+
+
 def _card(card_id: int) -> str:
     from envport.envs.tcg_pocket.encode import CARD_NAMES
 
@@ -334,13 +364,14 @@ def _card(card_id: int) -> str:
 @cache
 def mask_states() -> list[tuple[dict[str, np.ndarray], np.ndarray]]:
     """(state, the reference's mask) for ``mask:legal``: every state of :func:`_game_states`,
-    its setup edits, the states every other check starts from and :func:`_trainer_edits`,
+    its setup edits, the states every other check starts from, :func:`_trainer_edits` and
+    :func:`_effect_edits`,
     each in the reference's own form (set, then read back), each board once."""
     from envport.envs.tcg_pocket.spec_support import make_reference
 
     games = _game_states()
     states = (games + _setup_edits(games) + [s for _, s, _, _ in _reference_side()]
-              + _trainer_edits())
+              + _trainer_edits() + _effect_edits(games))
     ref, out, seen = make_reference(), [], set()
     for s in states:
         ref.set_state(s)
