@@ -132,7 +132,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
                                   transfer_check=args.transfer_check,
                                   seed=args.seed if args.seed is not None else 0,
                                   held_out_seeds=list(args.held_out_seeds or []))
-            if args.resume is None and cfg.seed in cfg.held_out_seeds:
+            if cfg.seed in cfg.held_out_seeds:
                 err.print(f"[red]error:[/] --held-out-seeds {cfg.seed} is the development seed "
                           "(--seed): a held-out seed must be one the agent never saw")
                 return 2
