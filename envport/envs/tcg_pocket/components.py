@@ -339,7 +339,9 @@ def _effect_edits(states: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndar
 
     ref, out = make_reference(), list[dict[str, np.ndarray]]()
     for s in states:
-        if int(s["stage"]) != 1 or len(out) >= EFFECT_EDITS:
+        if len(out) >= EFFECT_EDITS:
+            break
+        if int(s["stage"]) != 1:
             continue
         ref.set_state(s)
         mask = ref.action_mask()

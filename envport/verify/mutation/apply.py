@@ -260,11 +260,10 @@ def applied(module: Any, ms: MutantSource, modules: Sequence[Any] = ()
     mods = {m.__name__: m for m in [module, *modules]}
     saved = {name: dict(vars(m)) for name, m in mods.items()}
     try:
+        mutated = ast.parse(ms.statement_code).body[0]
         for name, indices in plan(module, ms, modules).items():
-            m = mods[name]
-            tree = ast.parse(_source(m))
-            body = [ast.parse(ms.statement_code).body[0]
-                    if m is module and k == ms.mutant.statement else tree.body[k]
+            m, stmts = mods[name], _analysis(mods[name])  # parsed once per source (cached)
+            body = [mutated if m is module and k == ms.mutant.statement else stmts[k].node
                     for k in indices]
             flags = __future__.annotations.compiler_flag if _has_future_annotations(m) else 0
             code = compile(ast.Module(body=body, type_ignores=[]), inspect.getfile(m), "exec",
