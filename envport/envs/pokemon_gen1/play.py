@@ -210,6 +210,18 @@ def random_policy(seed: int) -> Decide:
     return decide
 
 
+def masked_sampler(policy: Any, deterministic: bool = False) -> Callable[..., Any]:
+    """``(params, carry, obs[B, OBS], first[B], mask bool[B, A], key) -> (carry, choices[B])``:
+    the policy's choice among the legal ones, as masked PPO trained it. Unmasked, the logits
+    of illegal choices (never trained down) would be sampled and then replaced by a fallback."""
+
+    def act(params: Any, carry: Any, obs: Any, first: Any, mask: Any, key: Any) -> Any:
+        carry, dist, _ = policy.apply(params, carry, obs[None], first[None], mask[None])
+        raw = dist.mode() if deterministic else dist.sample(key)
+        return carry, policy.env_action(raw[0])
+    return act
+
+
 @dataclass
 class RunPolicy:
     """An ``envport train pokemon-gen1`` run's network, acting on one observation row."""
@@ -238,14 +250,7 @@ class RunPolicy:
         policy = program(config["env"], config["env_kwargs"], cfg).policy
         self._params = params
         self._policy = policy
-        deterministic = self.deterministic
-
-        def act(params: Any, carry: Any, obs: Any, first: Any, key: Any) -> Any:
-            carry, dist, _ = policy.apply(params, carry, obs[None, None], first[None, None])
-            raw = dist.mode() if deterministic else dist.sample(key)
-            return carry, policy.env_action(raw[0, 0])
-
-        self._act = jax.jit(act)
+        self._act = jax.jit(masked_sampler(policy, self.deterministic))
         self._key = jax.random.key(self.seed)
         self._carry: dict[str, Any] = {}
 
@@ -259,10 +264,11 @@ class RunPolicy:
             if carry is None:
                 carry = self._policy.initial_carry(1)
             self._key, sub = jax.random.split(self._key)
-            carry, action = self._act(self._params, carry, jnp.asarray(rec.observe()),
-                                      jnp.asarray(first), sub)
-            self._carry[tag] = carry
             mask = rec.mask()
+            carry, action = self._act(self._params, carry, jnp.asarray(rec.observe())[None],
+                                      jnp.asarray(first)[None], jnp.asarray(mask, bool)[None],
+                                      sub)
+            self._carry[tag] = carry
             return int(SS.resolve(np.asarray(action).reshape(()), mask, np))
         return decide
 
@@ -438,17 +444,17 @@ def envport_match(policy: str, opponent: str, battles: int, seed: int = 0,
         if name == "random":
             return lambda key, s: jax.vmap(A.random_jax)(jax.random.split(key, battles), s)
         run = RunPolicy(Path(name), seed)
+        sample = masked_sampler(run._policy)
 
         def ppo(key: Any, s: Any) -> Any:
             obs = jax.vmap(lambda b, seen: SS.observe(
                 SS.flat_state(b, seen, jnp), jnp.stack([E.legal_mask(b, p) for p in (0, 1)]),
                 jnp))(s.battle, s.seen)  # [B, 2, OBS]
             masks = obs[..., SS.MASK_OFFSET:SS.MASK_OFFSET + E.N_CHOICES] > 0
-            carry = run._policy.initial_carry(battles * 2)
-            _, dist, _ = run._policy.apply(run._params, carry, obs.reshape(battles * 2, -1)[None],
-                                           jnp.ones((1, battles * 2), bool))
-            raw = dist.sample(key)[0].reshape(battles, 2)
-            return SS.resolve(raw, masks, jnp)
+            _, raw = sample(run._params, run._policy.initial_carry(battles * 2),
+                            obs.reshape(battles * 2, -1), jnp.ones(battles * 2, bool),
+                            masks.reshape(battles * 2, -1), key)
+            return SS.resolve(raw.reshape(battles, 2), masks, jnp)
         return ppo
 
     mine, theirs = fixed(policy), fixed(opponent)

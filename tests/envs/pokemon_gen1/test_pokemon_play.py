@@ -80,3 +80,32 @@ def test_one_real_battle_on_the_local_server(tmp_path):
     assert battle["result"] in ("win", "loss", "tie")
     assert battle["turns"] >= 1 and not battle["errors"]
     assert data["showdown"]["random"]["finished"] == 1
+
+
+def test_a_run_policy_samples_among_the_legal_choices_only():
+    # The network of a masked PPO run never had its illegal logits trained down: here one
+    # illegal choice's logit is pushed far above the rest, and the sampler must still choose
+    # only legal ones (sampling unmasked would pick that choice nearly every time).
+    import jax
+    import jax.numpy as jnp
+
+    from envport.envs.pokemon_gen1 import engine as E
+    from envport.envs.pokemon_gen1.training import ENV_KWARGS, PPO
+    from envport.train.program import program
+
+    policy = program("pokemon-gen1", ENV_KWARGS, PPO).policy
+    params = policy.init(jax.random.key(0))
+    (head,) = [k for k, v in params["params"].items() if v["bias"].shape == (E.N_CHOICES,)]
+    params["params"][head]["bias"] = params["params"][head]["bias"].at[0].set(50.0)
+    batch = 64
+    mask = jnp.zeros((batch, E.N_CHOICES), bool).at[:, 1:4].set(True)  # choice 0 illegal
+    obs = jnp.zeros((batch, *policy.obs_shape), jnp.float32)
+    act = jax.jit(P.masked_sampler(policy))
+    _, choices = act(params, policy.initial_carry(batch), obs, jnp.ones(batch, bool), mask,
+                     jax.random.key(1))
+    choices = [int(c) for c in choices]
+    assert all(1 <= c <= 3 for c in choices), choices
+    assert len(set(choices)) == 3  # sampled among the legal ones, not one fallback
+    _, unmasked = act(params, policy.initial_carry(batch), obs, jnp.ones(batch, bool),
+                      jnp.ones((batch, E.N_CHOICES), bool), jax.random.key(1))
+    assert (unmasked == 0).all()  # the pushed logit dominates when nothing masks it
