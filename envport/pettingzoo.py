@@ -310,6 +310,10 @@ def parallel_env(name: str, max_cycles: int | None = None,
 # ---- one player against a fixed opponent: the single-agent view training needs ---------------
 
 OPPONENTS = ("heuristic", "random")
+# Self-play: the opponent is a pool of the run's own past policies (:class:`VsPool`). Trained
+# against, never evaluated against (a pool run is evaluated against the fixed opponents).
+POOL = "pool"
+TRAINING_OPPONENTS = (*OPPONENTS, POOL)
 
 
 class VsOpponent(Environment[Any, Any]):
@@ -328,6 +332,8 @@ class VsOpponent(Environment[Any, Any]):
 
     def __init__(self, name: str = "pokemon-gen1", opponent: str = "heuristic") -> None:
         self.check(name, opponent)
+        if opponent == POOL and not isinstance(self, VsPool):
+            raise ValueError("the self-play opponent is envport.pettingzoo.VsPool(name, policy)")
         self.game = two_player(name)
         self.opponent = opponent
 
@@ -337,8 +343,9 @@ class VsOpponent(Environment[Any, Any]):
         if name not in cls.GAMES:
             raise ValueError(f"{name} has no fixed-opponent training: the games with one are "
                              f"{', '.join(cls.GAMES)}")
-        if opponent not in OPPONENTS:
-            raise ValueError(f"opponent must be one of {', '.join(OPPONENTS)}, got {opponent!r}")
+        if opponent not in TRAINING_OPPONENTS:
+            raise ValueError(f"opponent must be one of {', '.join(TRAINING_OPPONENTS)}, got "
+                             f"{opponent!r}")
 
     def default_params(self) -> Any:
         return self.game.env.default_params()
@@ -403,3 +410,98 @@ class VsOpponent(Environment[Any, Any]):
         new, joint = self.game.step(key, state, actions, params)
         return StepResult(new, joint.obs[0], joint.reward[0], joint.terminated, joint.truncated,
                           {"action_mask": joint.mask[0], "opponent_action": theirs})
+
+
+# ---- self-play: player 0 against a pool of its own past policies -----------------------------
+
+class PoolParams(NamedTuple):
+    """:class:`VsPool`'s params: the game's, and the pool of past networks (traced, so the
+    trainer replaces them between updates without compiling again)."""
+
+    game: Any
+    nets: Any  # the policy's parameters, each leaf with a leading axis of POOL_SIZE members
+    filled: Array  # int32: members written so far (at most POOL_SIZE)
+    updates: Array  # int32: calls of update_params so far (the PPO updates of the run)
+
+
+class PoolState(NamedTuple):
+    game: Any
+    member: Array  # int32: the pool member playing player 1 in this game, drawn at reset
+
+
+class VsPool(VsOpponent):
+    """Self-play (``envport train pokemon-gen1 --opponent pool``): player 0 against the run's
+    own past policies. Every ``every`` PPO updates (from the first) the trainer's current
+    network is written into a ring of ``size`` members (:meth:`update_params`, which the JAX
+    trainer calls before each rollout); each game draws one member from those written at its
+    reset (a slot overwritten mid-game changes its player: the ring moves slowly, ``every``
+    updates per slot). The member plays player 1 from player 1's own observation row, sampled
+    among its legal choices as PPO samples (``Policy.apply`` with the mask). The opponent
+    improves with the learner, and the ring keeps older strategies in play so the learner
+    cannot specialise against the latest one alone.
+
+    ``policy`` (``envport.train.ppo.Policy``, the run's network) is needed to step; without it
+    (spaces, masks) the env still describes itself."""
+
+    name = "pokemon-gen1-vs-pool"
+
+    def __init__(self, name: str = "pokemon-gen1", policy: Any = None, size: int = 8,
+                 every: int = 50) -> None:
+        super().__init__(name, POOL)
+        if size < 1 or every < 1:
+            raise ValueError(f"a pool needs size >= 1 and every >= 1, got {size}, {every}")
+        if policy is not None and policy.net.network != "mlp":
+            # Its members play each step afresh (no carry kept per game).
+            raise ValueError(f"self-play pools hold MLP policies, not {policy.net.network!r}")
+        self.policy, self.size, self.every = policy, size, every
+
+    def default_params(self) -> Any:
+        game = self.game.env.default_params()
+        if self.policy is None:
+            return PoolParams(game, (), jnp.int32(0), jnp.int32(0))
+        shapes = jax.eval_shape(self.policy.init, jax.random.key(0))
+        nets = jax.tree_util.tree_map(lambda x: jnp.zeros((self.size, *x.shape), x.dtype),
+                                      shapes)
+        return PoolParams(game, nets, jnp.int32(0), jnp.int32(0))
+
+    def update_params(self, params: PoolParams, net: Any) -> PoolParams:
+        """``params`` after one PPO update whose network before it is ``net``: every
+        ``every``-th call (the first included) writes ``net`` into the next ring slot."""
+        push = params.updates % self.every == 0
+        slot = (params.updates // self.every) % self.size
+        nets = jax.tree_util.tree_map(
+            lambda ring, x: jnp.where(push, ring.at[slot].set(x.astype(ring.dtype)), ring),
+            params.nets, net)
+        filled = jnp.where(push, jnp.minimum(params.filled + 1, self.size), params.filled)
+        return PoolParams(params.game, nets, filled.astype(jnp.int32), params.updates + 1)
+
+    def reset(self, key: Array, params: Any = None) -> tuple[Any, Array]:
+        params = self.default_params() if params is None else params
+        k_game, k_member = jax.random.split(key)
+        state, obs = super().reset(k_game, params.game)
+        member = jax.random.randint(k_member, (), 0, jnp.maximum(params.filled, 1))
+        return PoolState(state, member.astype(jnp.int32)), obs
+
+    def action_mask(self, state: Any, params: Any = None) -> Array:
+        return super().action_mask(state.game)
+
+    def opponent_choice(self, key: Array, state: PoolState, params: PoolParams) -> Array:
+        """Player 1's choice: pool member ``state.member``'s masked sample from its own row."""
+        if self.policy is None:
+            raise ValueError("VsPool needs the run's policy to step (VsPool(name, policy))")
+        from envport.envs.pokemon_gen1.env import masks_of
+
+        obs = self.game.env.observe(state.game)[1]
+        mask = masks_of(state.game.battle)[1]
+        net = jax.tree_util.tree_map(lambda ring: ring[state.member], params.nets)
+        _, dist, _ = self.policy.apply(net, self.policy.initial_carry(1), obs[None, None],
+                                       jnp.ones((1, 1), bool), mask[None, None])
+        return self.policy.env_action(dist.sample(key)[0, 0])
+
+    def transition(self, state: Any, action: Array, draws: Any, params: Any = None
+                   ) -> StepResult:
+        params = self.default_params() if params is None else params
+        k_opp, k_env = jax.random.split(draws)
+        theirs = self.opponent_choice(k_opp, state, params)
+        res = self._play(k_env, state.game, action, theirs, params.game)
+        return res._replace(state=PoolState(res.state, state.member))

@@ -108,20 +108,40 @@ def check_opponent(name: str, opponent: str, flag: str = "--opponent") -> None:
         raise ValueError(f"{flag} {opponent}: {e}") from None
 
 
-def translation(name: str, **env_kwargs: Any) -> Any:
+def translation(name: str, *, policy: Any = None, **env_kwargs: Any) -> Any:
     """What training steps as ``name``'s translation: ``envport.make(name, **env_kwargs)``,
     or, with the option ``opponent`` (a two-player game), player 0 of the game against that
-    fixed JAX opponent (``envport.pettingzoo.VsOpponent(name, opponent)``)."""
+    fixed JAX opponent (``envport.pettingzoo.VsOpponent(name, opponent)``), or against a pool
+    of the run's past policies (``opponent="pool"``: ``VsPool(name, policy)``, ``policy`` the
+    run's network, which it needs to step)."""
     if OPPONENT not in env_kwargs:
         return envport.make(name, **env_kwargs)
-    from envport.pettingzoo import VsOpponent
+    from envport.pettingzoo import POOL, VsOpponent, VsPool
 
     rest = {k: v for k, v in env_kwargs.items() if k != OPPONENT}
     if rest:
         raise ValueError(f"{name} against an opponent takes no other options, got "
                          f"{sorted(rest)}")
     check_opponent(name, env_kwargs[OPPONENT], flag="opponent")
+    if env_kwargs[OPPONENT] == POOL:
+        return VsPool(name, policy)
     return VsOpponent(name, env_kwargs[OPPONENT])
+
+
+def is_self_play(env_kwargs: dict[str, Any]) -> bool:
+    """Whether these options train against the run's own past policies (a pool)."""
+    from envport.pettingzoo import POOL
+
+    return env_kwargs.get(OPPONENT) == POOL
+
+
+def params_update_of(env: Any) -> Callable[[Any, Any], Any] | None:
+    """The environment's ``update_params(env_params, policy_params) -> env_params`` (through an
+    ``AutoReset``), which the JAX trainer calls before each rollout: environments whose params
+    follow training (a self-play pool). None for the others, whose params stay the defaults
+    (constants of the compiled rollout, as before the hook existed)."""
+    inner = env.env if isinstance(env, AutoReset) else env
+    return getattr(inner, "update_params", None)
 
 
 def action_mask_of(env: Any) -> Callable[[Any, Any], Any] | None:
@@ -268,8 +288,8 @@ def _same_space(a: Space, b: Space) -> bool:
     return False
 
 
-def make_backend(name: str, kind: str, num_envs: int, seed: int = 0, **env_kwargs: Any
-                 ) -> Backend:
+def make_backend(name: str, kind: str, num_envs: int, seed: int = 0, *, policy: Any = None,
+                 **env_kwargs: Any) -> Backend:
     """``name`` on backend ``kind`` ("jax" or "reference") with ``num_envs`` environments.
 
     The translation is built in both cases: its spaces are the contract the host batch's spaces
@@ -279,8 +299,11 @@ def make_backend(name: str, kind: str, num_envs: int, seed: int = 0, **env_kwarg
     """
     kind = check_backend(kind)
     obs_space, act_space = translation_spaces(name, **env_kwargs)
+    if kind != "jax" and is_self_play(env_kwargs):
+        raise ValueError(f"{name}: self-play (opponent {env_kwargs[OPPONENT]!r}) trains on the "
+                         "JAX backend only; the reference backend plays a fixed opponent")
     if kind == "jax" and not is_host(name):
-        env = translation(name, **env_kwargs)
+        env = translation(name, policy=policy, **env_kwargs)
         return Backend(name, kind, num_envs, seed, dict(env_kwargs), obs_space, act_space,
                        env=AutoReset(env), seeded_reset=seeded_reset(name, env, num_envs))
     if kind == "jax":

@@ -214,9 +214,11 @@ def register(subparsers: Any) -> dict[str, Handler]:
                         "a run against a weaker opponent); fresh optimizer and schedule; the "
                         "network and observation must match")
     t.add_argument("--opponent", metavar="NAME",
-                   help="two-player games (pokemon-gen1): train player 0 against this fixed "
-                        "opponent, heuristic or random (default: the environment's "
-                        "SPEC.training.env_kwargs); the policy samples legal actions only")
+                   help="two-player games (pokemon-gen1): train player 0 against this "
+                        "opponent: heuristic or random (fixed players), or pool (self-play "
+                        "against the run's own past policies, JAX backend) (default: the "
+                        "environment's SPEC.training.env_kwargs); the policy samples legal "
+                        "actions only")
     t.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="PPO hyperparameter override, e.g. --set lr=1e-3 --set "
                         "hidden_sizes=128,128 (repeatable)")

@@ -27,11 +27,15 @@ from envport.train.backends import (
     check_backend,
     check_opponent,
     host_vector_env,
+    is_self_play,
     translation,
 )
 from envport.train.config import PPOConfig
 from envport.train.ppo import Params, Policy, make_policy
 from envport.train.run import default_config, load_params
+
+# What a self-play run (``opponent="pool"``) is evaluated against.
+SELF_PLAY_EVALUATION_OPPONENT = "heuristic"
 
 
 @functools.lru_cache(maxsize=16)
@@ -80,6 +84,9 @@ def evaluate(name: str, backend: str, params_or_run_dir: Params | str | os.PathL
         env_kwargs = default_kwargs if env_kwargs is None else env_kwargs
         params = params_or_run_dir
 
+    if is_self_play(env_kwargs):
+        # A self-play run is measured against the fixed opponent it is meant to beat.
+        env_kwargs = {**env_kwargs, OPPONENT: SELF_PLAY_EVALUATION_OPPONENT}
     matched = envport.spec(name).training.make_matched_translation
     if OPPONENT in env_kwargs and kind == "jax" and matched is None:
         return play_vs_opponent(name, env_kwargs[OPPONENT], params, episodes, seed,
@@ -200,6 +207,9 @@ def play_vs_opponents(name: str, params: Params, battles: dict[str, int], seed: 
         raise ValueError("no opponent to play against")
     for opponent, n in battles.items():
         check_opponent(name, opponent, flag="opponent")
+        if opponent not in OPPONENTS:  # the self-play pool: no fixed player to measure against
+            raise ValueError(f"opponent {opponent!r}: evaluation plays the fixed opponents "
+                             f"{', '.join(OPPONENTS)}")
         if n < 1:
             raise ValueError(f"battles against {opponent} must be at least 1, got {n}")
     # One environment serves every opponent (transition_against takes it per battle).

@@ -372,10 +372,14 @@ class Runner(NamedTuple):
     ep_return: Array  # running sums of the unfinished episodes
     ep_length: Array
     key: Array
+    # The environment's params where training changes them (``backends.params_update_of``: a
+    # self-play pool), else () (no arrays: the defaults, constants of the compiled rollout).
+    env_params: Any = ()
 
 
 def make_rollout(env: Environment, policy: Policy, num_steps: int,
-                 action_mask: Callable[[Any, Any], Array] | None = None
+                 action_mask: Callable[[Any, Any], Array] | None = None,
+                 update_params: Callable[[Any, Any], Any] | None = None
                  ) -> Callable[..., tuple[Any, ...]]:
     """``rollout(params, env_state, obs, first, carry, ep_return, ep_length, key)``: ``num_steps``
     steps of this device's environments (``env`` auto-resets), sampling actions from the
@@ -383,12 +387,19 @@ def make_rollout(env: Environment, policy: Policy, num_steps: int,
     state, see ``backends.action_mask_of``) only among the legal actions. Returns
     ``(env_state, obs, first, carry, ep_return, ep_length, key, k_learn, traj,
     episode stats)``: what the next rollout starts from, the key of the update, the (T, n)
-    trajectory and the statistics of the episodes that ended."""
-    env_params = env.default_params()
-    vstep = jax.vmap(lambda k, s, a: env.step(k, s, a, env_params))
+    trajectory and the statistics of the episodes that ended.
+
+    With ``update_params`` (``backends.params_update_of``: a self-play pool) the rollout takes
+    the environment's params as a last argument, first updates them with the policy's
+    ``params`` (``update_params(env_params, params)``), steps with them, and returns them
+    last; without it the params are the defaults, constants of the compiled rollout."""
+    default_params = env.default_params()
 
     def rollout(params: Params, env_state: Any, obs: Array, first: Array, carry: Array,
-                ep_return: Array, ep_length: Array, key: Array) -> tuple[Any, ...]:
+                ep_return: Array, ep_length: Array, key: Array, *env_params: Any
+                ) -> tuple[Any, ...]:
+        p = default_params if update_params is None else update_params(env_params[0], params)
+        vstep = jax.vmap(lambda k, s, a: env.step(k, s, a, p))
         n_local = obs.shape[0]
         key, k_roll, k_learn = jax.random.split(key, 3)
         k_roll = jax.random.fold_in(k_roll, jax.lax.axis_index(AXIS))
@@ -397,7 +408,7 @@ def make_rollout(env: Environment, policy: Policy, num_steps: int,
             env_state, obs, first, h, ep_ret, ep_len, key = c
             key, k_act, k_env = jax.random.split(key, 3)
             mask = (None if action_mask is None
-                    else jax.vmap(lambda s: action_mask(s, env_params))(env_state))
+                    else jax.vmap(lambda s: action_mask(s, p))(env_state))
             h, dist, value = policy.apply(params, h, obs[None], first[None],
                                           None if mask is None else mask[None])
             raw = dist.sample(k_act)
@@ -416,6 +427,6 @@ def make_rollout(env: Environment, policy: Policy, num_steps: int,
         c, (traj, finished) = jax.lax.scan(env_step, c, None, length=num_steps)
         env_state, obs, first, carry, ep_return, ep_length, _ = c
         return (env_state, obs, first, carry, ep_return, ep_length, key, k_learn, traj,
-                episode_stats(*finished))
+                episode_stats(*finished), *(() if update_params is None else (p,)))
 
     return rollout

@@ -34,6 +34,7 @@ from envport.train.backends import (
     Backend,
     action_mask_of,
     make_backend,
+    params_update_of,
     translation,
     translation_spaces,
 )
@@ -83,7 +84,7 @@ NO_CLOCK: PhaseClock = _NoClock()
 
 REP, BAT, TIME_BAT = PartitionSpec(), PartitionSpec(AXIS), PartitionSpec(None, AXIS)
 # A Runner of partition specs, one per field.
-RUNNER_SPECS: Any = Runner(*cast(Any, (REP, BAT, BAT, BAT, BAT, BAT, BAT, REP)))
+RUNNER_SPECS: Any = Runner(*cast(Any, (REP, BAT, BAT, BAT, BAT, BAT, BAT, REP, REP)))
 # learn(train, traj, last_obs, last_first, last_carry, init_carry, key) -> (train, stats)
 LEARN_SPECS = (REP, TIME_BAT, BAT, BAT, BAT, BAT, REP)
 # Initialisation runs once per run, so it is compiled with XLA's backend optimisations off:
@@ -117,8 +118,16 @@ class Program:
 
     @functools.cached_property
     def backend(self) -> Backend:
-        """The JAX backend (AutoReset-wrapped translation), for :meth:`rollout`."""
-        return make_backend(self.name, "jax", self.cfg.num_envs, 0, **self.env_kwargs)
+        """The JAX backend (AutoReset-wrapped translation), for :meth:`rollout`; a self-play
+        opponent is built with this program's policy (``backends.translation``)."""
+        return make_backend(self.name, "jax", self.cfg.num_envs, 0, policy=self.policy,
+                            **self.env_kwargs)
+
+    @functools.cached_property
+    def updates_params(self) -> bool:
+        """Whether the environment's params follow training (a self-play pool): the Runner
+        then carries them (``Runner.env_params``) and the rollout takes and returns them."""
+        return params_update_of(self.backend.env) is not None
 
     def sharding(self, spec: PartitionSpec) -> NamedSharding:
         return NamedSharding(self.mesh, spec)
@@ -160,7 +169,7 @@ class Program:
             env_state, obs = jax.vmap(lambda k: env.reset(k, params))(jax.random.split(k_env, n))
         return Runner(train, env_state, obs, jnp.ones(n, jnp.bool_),
                       self.policy.initial_carry(n), jnp.zeros(n, jnp.float32),
-                      jnp.zeros(n, jnp.int32), key)
+                      jnp.zeros(n, jnp.int32), key, params if self.updates_params else ())
 
     def init_runner(self, seed: int) -> Runner:
         def build() -> Any:
@@ -210,11 +219,19 @@ class Program:
             r = RUNNER_SPECS
             env = self.backend.env
             assert env is not None
-            body = make_rollout(env, self.policy, self.cfg.num_steps, action_mask_of(env))
-            fn = self._shard_jit(body, (r.train, *r[1:]),
-                                 (*r[1:], REP, TIME_BAT, REP))
-            return fn.lower(runner.train.params, *runner[1:]).compile()
+            body = make_rollout(env, self.policy, self.cfg.num_steps, action_mask_of(env),
+                                params_update_of(env))
+            extra = (REP,) if self.updates_params else ()
+            fn = self._shard_jit(body, (r.train, *r[1:8], *extra),
+                                 (*r[1:8], REP, TIME_BAT, REP, *extra))
+            return fn.lower(*self.rollout_args(runner)).compile()
         return self._cached("rollout", build)
+
+    def rollout_args(self, runner: Runner) -> tuple[Any, ...]:
+        """What :meth:`rollout`'s compiled call takes from ``runner`` (its env params only
+        where they follow training)."""
+        extra = (runner.env_params,) if self.updates_params else ()
+        return (runner.train.params, *runner[1:8], *extra)
 
     def jax_update(self, runner: Runner, clock: PhaseClock | None = None
                    ) -> tuple[Runner, dict[str, Array]]:
@@ -222,11 +239,13 @@ class Program:
         dispatched asynchronously; nothing waits for them here unless a ``clock`` times the
         phases (``envport bench --ppo``)."""
         clock = clock or NO_CLOCK
-        out = clock.lap("rollout", self.rollout(runner)(runner.train.params, *runner[1:]))
-        env_state, obs, first, carry, ep_return, ep_length, key, k_learn, traj, ep_stats = out
+        out = clock.lap("rollout", self.rollout(runner)(*self.rollout_args(runner)))
+        env_state, obs, first, carry, ep_return, ep_length, key, k_learn, traj, ep_stats = out[:10]
+        env_params = out[10] if self.updates_params else ()
         train, stats = clock.lap("update", self.learn(runner.train)(
             runner.train, traj, obs, first, carry, runner.carry, k_learn))
-        runner = Runner(train, env_state, obs, first, carry, ep_return, ep_length, key)
+        runner = Runner(train, env_state, obs, first, carry, ep_return, ep_length, key,
+                        env_params)
         return runner, {**stats, **ep_stats}
 
     # ------------------------------------------------------------------ reference backend

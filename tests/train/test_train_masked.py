@@ -114,7 +114,7 @@ def test_ppo_samples_legal_actions_and_learns_among_them(bandit: str) -> None:
     assert prog.masked
     trainer = JaxTrainer(prog)
     runner = trainer.init(0)
-    out = prog.rollout(runner)(runner.train.params, *runner[1:])
+    out = prog.rollout(runner)(*prog.rollout_args(runner))
     traj = out[8]
     assert traj.mask is not None and traj.mask.shape == (16, 8, N_ACTIONS)
     taken = np.take_along_axis(np.asarray(traj.mask), np.asarray(traj.action)[..., None], -1)

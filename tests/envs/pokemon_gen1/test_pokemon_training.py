@@ -129,7 +129,7 @@ def test_masked_ppo_runs_against_each_opponent_and_is_evaluated(tmp_path: Path) 
         prog = program("pokemon-gen1", {"opponent": opponent}, result.config)
         assert prog.masked
         runner = JaxTrainer(prog).init(2)
-        traj = prog.rollout(runner)(runner.train.params, *runner[1:])[8]
+        traj = prog.rollout(runner)(*prog.rollout_args(runner))[8]
         mask, action = np.asarray(traj.mask), np.asarray(traj.action)
         assert np.take_along_axis(mask, action[..., None], -1).all()
         battles = play_vs_opponent("pokemon-gen1", opponent, result.params, 16, seed=3,
