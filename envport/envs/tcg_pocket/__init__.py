@@ -77,6 +77,7 @@ SPEC = EnvSpec(
         sample_translation_events=lazy(f"{_SUPPORT}:translation_events"),
         rollout_distribution=lazy("envport.verify.rollout_distribution_games:tcg_settings"),
         components=_components(),
+        equivalent_mutants=lazy("envport.envs.tcg_pocket.mutants:known_equivalent"),
     ),
     benchmark=Benchmark(
         reference_throughput=lazy(f"{_SUPPORT}:reference_throughput"),

@@ -1,0 +1,39 @@
+"""The facts the JAX engine's known-equivalent mutants rest on (``tcg_pocket/mutants.py``):
+each key names a line that exists, and the card-table facts the reasons cite hold for the
+committed table (a new card table that broke one would make its reason false)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from envport.envs.tcg_pocket.jax_engine import cards as C
+from envport.envs.tcg_pocket.mutants import known_equivalent
+
+ENGINE = Path(C.__file__).parent
+
+
+def test_every_known_equivalent_names_a_line_of_the_engine():
+    for (file, line, _), (kind, reason) in known_equivalent().items():
+        lines = [x.strip() for x in (ENGINE / file).read_text().splitlines()]
+        assert line in lines, (file, line)
+        assert kind in ("proof", "reachable") and len(reason) > 80
+
+
+def test_the_shorter_tables_lose_no_written_value():
+    pokemon = np.flatnonzero(C.IS_POKEMON)
+    assert pokemon.max() <= C.N_CARDS - 2  # the two-shorter table holds every Pokémon id
+    last = np.arange(C.N_CARDS - 2, C.N_CARDS + 1)  # id 230 (the clamp target) and 231-232
+    assert not C.IS_POKEMON[last].any() and not (C.KIND[last] == 3).any()
+    for table in (C.HP, C.EVOLVES_FROM, C.ATK_AMOUNT):
+        assert not table[last].any()
+        assert not table[~C.IS_POKEMON].any()  # written for Pokémon only
+
+
+def test_a_card_that_evolves_is_a_stage_1_or_2_pokemon():
+    evolves = C.EVOLVES_FROM > 0
+    assert evolves.any()
+    assert (C.IS_POKEMON[evolves] & (C.STAGE[evolves] > 0)).all()
+    assert (C.IS_POKEMON[C.STAGE > 0]).all()
+    assert C.EVOLVES_FROM[0] == 0 and C.STAGE[0] == 0
