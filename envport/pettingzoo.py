@@ -419,8 +419,8 @@ class PoolParams(NamedTuple):
     trainer replaces them between updates without compiling again)."""
 
     game: Any
-    nets: Any  # the policy's parameters, each leaf with a leading axis of POOL_SIZE members
-    filled: Array  # int32: members written so far (at most POOL_SIZE)
+    nets: Any  # the policy's parameters, each leaf with a leading axis of `size` members
+    filled: Array  # int32: members written so far (at most `size`)
     updates: Array  # int32: calls of update_params so far (the PPO updates of the run)
 
 
