@@ -494,9 +494,9 @@ class VsPool(VsOpponent):
         obs = self.game.env.observe(state.game)[1]
         mask = masks_of(state.game.battle)[1]
         net = jax.tree_util.tree_map(lambda ring: ring[state.member], params.nets)
-        _, dist, _ = self.policy.apply(net, self.policy.initial_carry(1), obs[None, None],
-                                       jnp.ones((1, 1), bool), mask[None, None])
-        return self.policy.env_action(dist.sample(key)[0, 0])
+        _, choice = self.policy.act(net, self.policy.initial_carry(1), obs[None],
+                                    jnp.ones(1, bool), mask[None], key)
+        return choice[0]
 
     def transition(self, state: Any, action: Array, draws: Any, params: Any = None
                    ) -> StepResult:

@@ -135,6 +135,15 @@ def is_self_play(env_kwargs: dict[str, Any]) -> bool:
     return env_kwargs.get(OPPONENT) == POOL
 
 
+def check_self_play_backend(kind: str, env_kwargs: dict[str, Any]) -> None:
+    """ValueError unless self-play options (if any) train on the JAX backend: a reference
+    batch plays a fixed opponent on the host."""
+    if kind != "jax" and is_self_play(env_kwargs):
+        raise ValueError(f"--opponent {env_kwargs[OPPONENT]} (self-play) trains on the JAX "
+                         f"backend only, not {kind!r}: the reference backend's batch plays a "
+                         "fixed opponent (heuristic or random)")
+
+
 def params_update_of(env: Any) -> Callable[[Any, Any], Any] | None:
     """The environment's ``update_params(env_params, policy_params) -> env_params`` (through an
     ``AutoReset``), which the JAX trainer calls before each rollout: environments whose params
@@ -299,9 +308,7 @@ def make_backend(name: str, kind: str, num_envs: int, seed: int = 0, *, policy: 
     """
     kind = check_backend(kind)
     obs_space, act_space = translation_spaces(name, **env_kwargs)
-    if kind != "jax" and is_self_play(env_kwargs):
-        raise ValueError(f"{name}: self-play (opponent {env_kwargs[OPPONENT]!r}) trains on the "
-                         "JAX backend only; the reference backend plays a fixed opponent")
+    check_self_play_backend(kind, env_kwargs)
     if kind == "jax" and not is_host(name):
         env = translation(name, policy=policy, **env_kwargs)
         return Backend(name, kind, num_envs, seed, dict(env_kwargs), obs_space, act_space,

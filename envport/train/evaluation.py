@@ -44,10 +44,9 @@ def _actor(policy: Policy, deterministic: bool) -> Any:
             *mask: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
         # ``mask`` (a batch with ``action_masks``): the legal actions, as masked PPO trained
         key, sub = jax.random.split(key)
-        carry, dist, _ = policy.apply(params, carry, obs[None], first[None],
-                                      *(m[None] for m in mask))
-        raw = dist.mode() if deterministic else dist.sample(sub)
-        return carry, policy.env_action(raw[0]), key
+        carry, action = policy.act(params, carry, obs, first, mask[0] if mask else None, sub,
+                                   deterministic)
+        return carry, action, key
 
     return jax.jit(act)
 

@@ -188,6 +188,16 @@ class Policy:
             return carry, DiagGaussian(mean, log_std), value
         return carry, Categorical.masked(head, mask), value
 
+    def act(self, params: Params, carry: Array, obs: Array, first: Array, mask: Array | None,
+            key: Array, deterministic: bool = False) -> tuple[Array, Array]:
+        """One step of a batch outside training: ``obs[B, ...]``, ``first[B]``, ``mask``
+        (bool ``[B, A]``, the legal actions, or None) -> ``(carry, env actions[B])``, sampled
+        with ``key`` (``deterministic``: the most likely), masked as masked PPO trains."""
+        carry, dist, _ = self.apply(params, carry, obs[None], first[None],
+                                    None if mask is None else mask[None])
+        raw = dist.mode() if deterministic else dist.sample(key)
+        return carry, self.env_action(raw[0])
+
     def env_action(self, raw: Array) -> Array:
         """What the environment receives. A Gaussian sample is clipped to the Box (its
         unclipped value is what the loss scores); a categorical sample is an int32 index."""

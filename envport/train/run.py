@@ -28,7 +28,7 @@ import numpy as np
 import optax
 
 import envport
-from envport.train.backends import OPPONENT, check_backend, check_trainable, is_self_play
+from envport.train.backends import check_backend, check_self_play_backend, check_trainable
 from envport.train.config import PPOConfig
 from envport.train.host_rollout import HostTrainer
 from envport.train.ppo import Params, learning_rate
@@ -395,10 +395,7 @@ def train(name: str, backend: str = "jax", steps: int | None = None, seed: int |
     writes = jax.process_index() == 0
     # A host translation's "jax" backend is a host batch too, stepped by the host rollout.
     on_host = backend != "jax" or spec.host
-    if on_host and is_self_play(env_kwargs):
-        raise ValueError(f"--opponent {env_kwargs[OPPONENT]} (self-play) trains on the JAX "
-                         f"backend only, not {backend!r}: the reference backend's batch plays "
-                         "a fixed opponent (heuristic or random)")
+    check_self_play_backend(backend, env_kwargs)  # before any folder is made
     if on_host and jax.process_count() > 1:
         raise ValueError(f"the {backend!r} backend of {name} trains in one process; across "
                          "processes (jax.distributed) only a JAX translation's backend runs")

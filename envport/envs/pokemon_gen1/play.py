@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import math
 import os
@@ -210,18 +211,6 @@ def random_policy(seed: int) -> Decide:
     return decide
 
 
-def masked_sampler(policy: Any, deterministic: bool = False) -> Callable[..., Any]:
-    """``(params, carry, obs[B, OBS], first[B], mask bool[B, A], key) -> (carry, choices[B])``:
-    the policy's choice among the legal ones, as masked PPO trained it. Unmasked, the logits
-    of illegal choices (never trained down) would be sampled and then replaced by a fallback."""
-
-    def act(params: Any, carry: Any, obs: Any, first: Any, mask: Any, key: Any) -> Any:
-        carry, dist, _ = policy.apply(params, carry, obs[None], first[None], mask[None])
-        raw = dist.mode() if deterministic else dist.sample(key)
-        return carry, policy.env_action(raw[0])
-    return act
-
-
 @dataclass
 class RunPolicy:
     """An ``envport train pokemon-gen1`` run's network, acting on one observation row."""
@@ -250,7 +239,7 @@ class RunPolicy:
         policy = program(config["env"], config["env_kwargs"], cfg).policy
         self._params = params
         self._policy = policy
-        self._act = jax.jit(masked_sampler(policy, self.deterministic))
+        self._act = jax.jit(functools.partial(policy.act, deterministic=self.deterministic))
         self._key = jax.random.key(self.seed)
         self._carry: dict[str, Any] = {}
 
@@ -444,16 +433,15 @@ def envport_match(policy: str, opponent: str, battles: int, seed: int = 0,
         if name == "random":
             return lambda key, s: jax.vmap(A.random_jax)(jax.random.split(key, battles), s)
         run = RunPolicy(Path(name), seed)
-        sample = masked_sampler(run._policy)
 
         def ppo(key: Any, s: Any) -> Any:
             obs = jax.vmap(lambda b, seen: SS.observe(
                 SS.flat_state(b, seen, jnp), jnp.stack([E.legal_mask(b, p) for p in (0, 1)]),
                 jnp))(s.battle, s.seen)  # [B, 2, OBS]
             masks = obs[..., SS.MASK_OFFSET:SS.MASK_OFFSET + E.N_CHOICES] > 0
-            _, raw = sample(run._params, run._policy.initial_carry(battles * 2),
-                            obs.reshape(battles * 2, -1), jnp.ones(battles * 2, bool),
-                            masks.reshape(battles * 2, -1), key)
+            _, raw = run._policy.act(run._params, run._policy.initial_carry(battles * 2),
+                                     obs.reshape(battles * 2, -1), jnp.ones(battles * 2, bool),
+                                     masks.reshape(battles * 2, -1), key)
             return SS.resolve(raw.reshape(battles, 2), masks, jnp)
         return ppo
 

@@ -100,7 +100,7 @@ def test_a_run_policy_samples_among_the_legal_choices_only():
     batch = 64
     mask = jnp.zeros((batch, E.N_CHOICES), bool).at[:, 1:4].set(True)  # choice 0 illegal
     obs = jnp.zeros((batch, *policy.obs_shape), jnp.float32)
-    act = jax.jit(P.masked_sampler(policy))
+    act = jax.jit(policy.act)
     _, choices = act(params, policy.initial_carry(batch), obs, jnp.ones(batch, bool), mask,
                      jax.random.key(1))
     choices = [int(c) for c in choices]
