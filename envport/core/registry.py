@@ -182,8 +182,9 @@ class Verification:
     # L1 component checks against reference input/output pairs: name -> callable raising on failure.
     components: Mapping[str, Callable[[], None]] = field(default_factory=dict)
     # Mutants of the translation known to be equivalent, with the reason, for ``envport
-    # mutate``: () -> {(file name, source line, mutant description): (kind, why)}.
-    equivalent_mutants: Callable[[], dict[tuple[str, str, str], tuple[str, str]]] | None = None
+    # mutate``: () -> {(file name, source line, mutant description[, column]): (kind, why)};
+    # with the column (``Mutant.column``) a key holds for that site of the line only.
+    equivalent_mutants: Callable[[], dict[tuple[Any, ...], tuple[str, str]]] | None = None
     # The rollout-distribution layer's settings (``envport.verify.rollout_distribution.Settings``
     # or a mapping of its fields); None: the environment does not take part in that layer.
     rollout_distribution: Any = None

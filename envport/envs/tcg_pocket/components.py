@@ -194,7 +194,7 @@ def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
     Pokémon), played on the Active (target 0) and, for a targeted card, on Bench slot 1; the
     generator at 3 positions (Misty's coins, Poké Ball's pick, Red Card's shuffle); for
     Giovanni and Blaine, whose bonus comes later in the turn, also an attack once played
-    (:func:`_attack_after`)."""
+    (:func:`_attack_after`); for Poké Ball also a deck with no Basic (:func:`_without_basics`)."""
     from envport.envs.tcg_pocket.actions import PLAY
     from envport.envs.tcg_pocket.cards import ENERGY_INDEX
     from envport.envs.tcg_pocket.deck import pool_trainers
@@ -228,10 +228,23 @@ def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
                     s["damage"][o, 1:3] = 0
                 for t in targets:
                     cases.append((s, PLAY + t))
+                if effect == "poke_ball":
+                    cases.append((_without_basics(s, p, CARD_ID[name]), PLAY))
                 if effect in ATTACK_BONUS_TRAINERS:
                     cases.append((_attack_after(s, effect, j, pos), ATTACK))
         out[effect] = cases
     return out
+
+
+def _without_basics(case: dict[str, np.ndarray], p: int, filler: int) -> dict[str, np.ndarray]:
+    """``case`` with the Basics of player ``p``'s deck taken out (the rest kept in order; a
+    deck of Basics only becomes one ``filler`` card): Poké Ball is playable on a non-empty
+    deck whatever it holds, and with no Basic it draws nothing and takes no pick."""
+    s = {k: np.array(v, copy=True) for k, v in case.items()}
+    rest = [c for c in s["deck"][p] if c and not _TABLE[_card(c)].is_basic] or [filler]
+    s["deck"][p] = 0
+    s["deck"][p, :len(rest)] = rest
+    return s
 
 
 # The Supporters whose effect is a damage bonus later in the turn (Giovanni: +10 to every
@@ -307,15 +320,21 @@ def _trainer_edits() -> list[dict[str, np.ndarray]]:
     """Each Trainer of the pool in the hand of the player to move (its check's first case) with
     the counts its rule reads at their boundary: the opponent's hand empty and its deck cut to
     0 or 1 card (Hand Scope, Red Card), the player's own deck cut to 0 or 1 (Pokédex,
-    Professor's Research, Poké Ball): late-game boards that random games seldom reach."""
+    Professor's Research, Poké Ball): late-game boards that random games seldom reach; and
+    Lt. Surge's with a Bench but no Lightning Energy on it (the card would move nothing)."""
+    from envport.envs.tcg_pocket.cards import ENERGY_INDEX
     from envport.envs.tcg_pocket.spec_support import POOL
 
     if POOL != "trainers":
         return []
     out = []
-    for cases in trainer_cases().values():
+    for effect, cases in trainer_cases().items():
         base, _ = cases[0]
         p = int(base["current"])
+        if effect == "lt_surge":
+            e = {k: np.array(v, copy=True) for k, v in base.items()}
+            e["energy"][p, 1:, ENERGY_INDEX["Lightning"]] = 0
+            out.append(e)
         for side, keep in ((1 - p, 0), (1 - p, 1), (p, 0), (p, 1)):
             e = {k: np.array(v, copy=True) for k, v in base.items()}
             if side != p:

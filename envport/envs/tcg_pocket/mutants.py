@@ -9,6 +9,8 @@ the reference's states the bridge injects), not on arbitrary arrays.
 
 from __future__ import annotations
 
+from typing import Any
+
 # cards.py fills these per-card tables for Pokémon only (``if _c["kind"] != "pokemon":
 # continue``), and no Pokémon's id is above 225 (of 232): a table two entries shorter
 # (``N_CARDS + 1 -> N_CARDS - 1``: ids 0-230) still holds every value written.
@@ -28,8 +30,8 @@ _TABLES = {
 }
 
 
-def known_equivalent() -> dict[tuple[str, str, str], tuple[str, str]]:
-    out: dict[tuple[str, str, str], tuple[str, str]] = {
+def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
+    out: dict[tuple[Any, ...], tuple[str, str]] = {
         ("cards.py", line, "+ -> -"): ("proof", _SHORTER_TABLE.format(reader=reader))
         for line, reader in _TABLES.items()}
     out[("game.py", "return jnp.stack([r0, -r0]).astype(jnp.float32)", "negation removed")] = (
@@ -52,4 +54,19 @@ def known_equivalent() -> dict[tuple[str, str, str], tuple[str, str]]:
         "every card in hand because the hand is left-packed (an index past the count holds "
         "card 0, whose EVOLVES_FROM is 0). Where evo counts, all three terms are true, so "
         "either `&` made `|` (both mutants share this key) gives the same mask")
+    out[("rng.py", "return count + jnp.where(on & h, 1, 0), jnp.where(on, r2, r)",
+         "arguments 1 and 2 swapped")] = (
+        "proof", "jnp.where(1, on & h, 0) is the bool on & h (the condition 1 is always "
+        "true), promoted to the int32 count's type by the addition: True adds 1 and False 0, "
+        "as jnp.where(on & h, 1, 0) does, and the sum keeps count's dtype (int32), the "
+        "fori_loop carry's")
+    out[("rules.py", "jnp.where(defender != 0, damage, 0).astype(jnp.int16)))", "0 -> 1", 33)] = (
+        "reachable", "only the value where defender == 0 changes (the mutant writes 1 damage "
+        "to an empty opposing Active Spot), and no attack resolves without an opposing "
+        "Active: both Actives are placed at setup (END needs one), every Knock Out of an "
+        "Active is settled in advance (the game ends, or a promote decision is pending, whose "
+        "mask offers no attack) before the main phase goes on, Sabrina's new-Active choice "
+        "is a pending decision too, and nothing before use_attack's damage step in the same "
+        "turn damages or removes the opposing Active. Keyed by column: the line's other 0 (the "
+        "comparison's, `defender != 1`) is not covered")
     return out

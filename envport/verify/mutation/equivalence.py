@@ -199,9 +199,17 @@ def explain_equivalence(spec: Any, envs: dict[str, Any], mutant: Mutant, path: s
             f"commutative arguments: {function}(a, b, ...) is symmetric in a and b "
             f"({_COMMUTATIVE[name]}), in value, dtype and shape, so swapping them changes "
             "nothing")
+    return known_reason(spec, path, mutant)
+
+
+def known_reason(spec: Any, path: str, mutant: Mutant) -> tuple[str, str]:
+    """The environment's own table's (kind, why) for ``mutant`` of the file at ``path``, or
+    ("", ""): a key naming the column holds for that site of the line only, one without it for
+    every site of that mutation on the line."""
     known = spec.verification.equivalent_mutants
     table = known() if known is not None else {}
-    return table.get((Path(path).name, mutant.source_line, mutant.description), ("", ""))
+    key = (Path(path).name, mutant.source_line, mutant.description)
+    return table.get((*key, mutant.column), table.get(key, ("", "")))
 
 
 # jax.numpy functions whose first two arguments commute, and why.

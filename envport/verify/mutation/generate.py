@@ -67,6 +67,9 @@ class Mutant:
     description: str = ""
     source_line: str = ""  # the original source line, stripped (keys the known equivalents)
     module: str = ""  # the mutated module's name (where a translation has several)
+    # where on source_line the changed segment starts: tells apart two sites of one mutation
+    # on a line (the two 0s of ``where(x != 0, y, 0)``) for the known equivalents
+    column: int = -1
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -379,11 +382,12 @@ def generate(module: Any, operators: tuple[str, ...] = tuple(OPERATORS)
         mutated = " ".join(ast.unparse(mutated_node).split())
         if original == mutated or ast.unparse(mutated_node) == ast.unparse(site.node):
             continue
+        line = source.splitlines()[getattr(site.node, "lineno", 1) - 1]
         out.append(MutantSource(
             Mutant(id=f"m{n:03d}", operator=site.operator, line=getattr(site.node, "lineno", 0),
                    original=original, mutated=mutated, top_level=_top_name(stmt),
-                   statement=index, description=site.description,
-                   source_line=source.splitlines()[getattr(site.node, "lineno", 1) - 1].strip()),
+                   statement=index, description=site.description, source_line=line.strip(),
+                   column=getattr(site.node, "col_offset", -1) - (len(line) - len(line.lstrip()))),
             ast.unparse(mutated_stmt)))
     return out
 

@@ -14,11 +14,36 @@ from envport.envs.tcg_pocket.mutants import known_equivalent
 ENGINE = Path(C.__file__).parent
 
 
-def test_every_known_equivalent_names_a_line_of_the_engine():
-    for (file, line, _), (kind, reason) in known_equivalent().items():
-        lines = [x.strip() for x in (ENGINE / file).read_text().splitlines()]
-        assert line in lines, (file, line)
+def test_every_known_equivalent_names_a_mutant_of_the_engine():
+    import importlib
+
+    from envport.verify.mutation.generate import generate
+
+    sites: set[tuple[object, ...]] = set()
+    for file in {key[0] for key in known_equivalent()}:
+        module = importlib.import_module(f"envport.envs.tcg_pocket.jax_engine.{file[:-3]}")
+        for ms in generate(module):
+            m = ms.mutant
+            sites |= {(file, m.source_line, m.description),
+                      (file, m.source_line, m.description, m.column)}
+    for key, (kind, reason) in known_equivalent().items():
+        assert key in sites, key
         assert kind in ("proof", "reachable") and len(reason) > 80
+
+
+def test_a_column_key_holds_for_its_site_only():
+    """The two 0s of ``jnp.where(defender != 0, damage, 0)``: only the second is keyed."""
+    from envport.core.registry import spec
+    from envport.envs.tcg_pocket.jax_engine import rules
+    from envport.verify.mutation.equivalence import known_reason
+    from envport.verify.mutation.generate import generate
+
+    line = "jnp.where(defender != 0, damage, 0).astype(jnp.int16)))"
+    zeros = [ms.mutant for ms in generate(rules)
+             if ms.mutant.source_line == line and ms.mutant.description == "0 -> 1"]
+    assert [m.column for m in zeros] == [22, 33]
+    kinds = [known_reason(spec("tcg-pocket"), rules.__file__, m)[0] for m in zeros]
+    assert kinds == ["", "reachable"]
 
 
 def test_the_shorter_tables_lose_no_written_value():
