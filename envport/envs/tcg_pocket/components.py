@@ -376,6 +376,38 @@ def _effect_edits(states: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndar
     return out
 
 
+OPTION_EDITS = 12  # at most this many "choose among these slots" states (:func:`_option_edits`)
+
+
+def _option_edits(states: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    """Main-phase states whose opponent has a Bench, with the player to move asked to choose
+    among a subset of the opponent's slots (an ``attack_target`` decision with its options):
+    alone in the queue, and ahead of a second such decision with other options. No card of
+    the engine's pool asks one (T12, T14 and Zapdos's attacks do), but its mask reads them
+    (``pending_has_options``), and an injected state may hold them."""
+    from envport.envs.tcg_pocket.encode import DECISIONS
+
+    out = list[dict[str, np.ndarray]]()
+    for s in states:
+        if len(out) >= OPTION_EDITS:
+            break
+        p = int(s["current"])
+        slots = np.flatnonzero(s["stack"][1 - p, :, 0])
+        if int(s["stage"]) != 1 or int(s["pending_kind"][0]) >= 0 or len(slots) < 2:
+            continue
+        for queued in (1, 2):
+            e = {k: np.array(v, copy=True) for k, v in s.items()}
+            for i, options in enumerate([slots[1:], slots[:1]][:queued]):
+                e["pending_kind"][i] = DECISIONS.index("attack_target")
+                e["pending_player"][i] = p
+                e["pending_amount"][i] = 20
+                e["pending_options"][i] = False
+                e["pending_options"][i, options] = True
+                e["pending_has_options"][i] = True
+            out.append(e)
+    return out
+
+
 def _card(card_id: int) -> str:
     from envport.envs.tcg_pocket.encode import CARD_NAMES
 
@@ -386,13 +418,13 @@ def _card(card_id: int) -> str:
 def mask_states() -> list[tuple[dict[str, np.ndarray], np.ndarray]]:
     """(state, the reference's mask) for ``mask:legal``: every state of :func:`_game_states`,
     its setup edits, the states every other check starts from, :func:`_trainer_edits` and
-    :func:`_effect_edits`,
+    :func:`_effect_edits` and :func:`_option_edits`,
     each in the reference's own form (set, then read back), each board once."""
     from envport.envs.tcg_pocket.spec_support import make_reference
 
     games = _game_states()
     states = (games + _setup_edits(games) + [s for _, s, _, _ in _reference_side()]
-              + _trainer_edits() + _effect_edits(games))
+              + _trainer_edits() + _effect_edits(games) + _option_edits(games))
     ref, out, seen = make_reference(), [], set()
     for s in states:
         ref.set_state(s)
