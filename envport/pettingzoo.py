@@ -161,10 +161,11 @@ class TcgTwoPlayer(TwoPlayer):
     name = "tcg-pocket"
 
     def __init__(self) -> None:
+        import envport
         from envport.envs.tcg_pocket.jax_engine.actions import N_ACTIONS
-        from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
 
-        super().__init__(TcgPocket(), per_player=True)
+        # The SPEC's engine: its resets deal the reference's decks of the pool it covers.
+        super().__init__(envport.make("tcg-pocket"), per_player=True)
         self.n_actions = N_ACTIONS
         self.noop = 0
 
@@ -183,6 +184,22 @@ class TcgTwoPlayer(TwoPlayer):
     def reset(self, key: Array, params: Any = None) -> tuple[Any, Joint]:
         state, _ = self.env.reset(key, params)
         return state, self._joint(state, jnp.zeros(2, jnp.float32), jnp.asarray(False))
+
+    def to_act(self, state: Any) -> Array:
+        """int32: the player who must act (-1 once the game is over)."""
+        from envport.envs.tcg_pocket.jax_engine import game
+
+        return game.to_act(state)
+
+    def opponent_actions(self, key: Array, state: Any) -> Array:
+        """int32[len(OPPONENTS)]: each fixed opponent's action at ``state`` (for the player
+        to act), from its own key."""
+        from envport.envs.tcg_pocket.jax_engine import agents
+
+        k_heuristic, k_random = jax.random.split(key)
+        by_name = {"heuristic": agents.heuristic_action(k_heuristic, state),
+                   "random": agents.random_action(k_random, state)}
+        return jnp.stack([by_name[o] for o in OPPONENTS])
 
     def step(self, key: Array, state: Any, actions: Array, params: Any = None
              ) -> tuple[Any, Joint]:
@@ -410,6 +427,122 @@ class VsOpponent(Environment[Any, Any]):
         new, joint = self.game.step(key, state, actions, params)
         return StepResult(new, joint.obs[0], joint.reward[0], joint.terminated, joint.truncated,
                           {"action_mask": joint.mask[0], "opponent_action": theirs})
+
+
+class TurnVsOpponent(Environment[Any, Any]):
+    """Player 0 of a turn-based two-player game (``tcg-pocket``) against a fixed JAX opponent,
+    as an envport ``Environment``: one step is one action of player 0, then every action of the
+    opponent (``agents.heuristic_action`` or ``agents.random_action`` of the game, from the
+    step's key) until player 0 must act again or the game is over; the reset plays the
+    opponent's first actions the same way when it moves first. The observation is player 0's
+    row, the reward player 0's summed over the step's actions, ``info["action_mask"]`` player
+    0's mask; :meth:`transition_against` takes the opponent as a traced index, as for
+    :class:`VsOpponent`. ``envport train tcg-pocket --opponent NAME`` trains on it
+    (:func:`vs_opponent`)."""
+
+    name = "tcg-pocket-vs-opponent"
+    GAMES: tuple[str, ...] = ("tcg-pocket",)
+    # More opponent actions in a row than a turn can hold (a hand of at most 10 cards, one
+    # attach, one retreat, the decisions they open, the next setup): a bound for the loop.
+    MAX_OPPONENT_ACTIONS = 64
+
+    def __init__(self, name: str = "tcg-pocket", opponent: str = "heuristic") -> None:
+        self.check(name, opponent)
+        self.game: Any = two_player(name)
+        self.opponent = opponent
+
+    @classmethod
+    def check(cls, name: str, opponent: str) -> None:
+        if name not in cls.GAMES:
+            raise ValueError(f"{name} is not a turn-based game: those are {', '.join(cls.GAMES)}")
+        if opponent not in OPPONENTS:
+            raise ValueError(f"{name} trains against a fixed opponent, one of "
+                             f"{', '.join(OPPONENTS)} (no self-play pool), got {opponent!r}")
+
+    def default_params(self) -> Any:
+        return self.game.env.default_params()
+
+    def observation_space(self, params: Any = None) -> Any:
+        return self.game.env.observation_space(params)
+
+    def action_space(self, params: Any = None) -> Any:
+        from envport.core.spaces import Discrete
+
+        return Discrete(self.game.n_actions)
+
+    def sample_draws(self, key: Array, state: Any, params: Any = None) -> Array:
+        return key
+
+    def action_mask(self, state: Any, params: Any = None) -> Array:
+        """Player 0's legal actions ``bool[A]`` at ``state`` (all False once it is over)."""
+        from envport.envs.tcg_pocket.jax_engine import game
+
+        return game.action_mask(state, jnp.int32(0))
+
+    def reset(self, key: Array, params: Any = None) -> tuple[Any, Array]:
+        k_game, k_opp = jax.random.split(key)
+        state, joint = self.game.reset(k_game, params)
+        state, joint, _ = self._opponent_turn(k_opp, state, joint, OPPONENTS.index(self.opponent),
+                                              params)
+        return state, joint.obs[0]
+
+    def transition(self, state: Any, action: Array, draws: Any, params: Any = None
+                   ) -> StepResult:
+        return self.transition_against(state, action, draws,
+                                       jnp.int32(OPPONENTS.index(self.opponent)), params)
+
+    def transition_against(self, state: Any, action: Array, draws: Any, opponent: Array,
+                           params: Any = None) -> StepResult:
+        """:meth:`transition` against ``OPPONENTS[opponent]``, a (traced) index."""
+        k_game, k_opp = jax.random.split(draws)
+        actions = jnp.stack([jnp.asarray(action, jnp.int32), jnp.int32(self.game.noop)])
+        state, mine = self.game.step(k_game, state, actions, params)
+        state, joint, theirs = self._opponent_turn(k_opp, state, mine, opponent, params)
+        return StepResult(state, joint.obs[0], mine.reward[0] + theirs, joint.terminated,
+                          joint.truncated, {"action_mask": joint.mask[0]})
+
+    def _opponent_turn(self, key: Array, state: Any, joint: Joint, opponent: Any, params: Any
+                       ) -> tuple[Any, Joint, Array]:
+        """The opponent's actions while it is to act: (state, the last joint view, player 0's
+        reward summed over them)."""
+
+        def theirs(carry: tuple[Any, ...]) -> Any:
+            state, joint, _, _, n = carry
+            return (self.game.to_act(state) == 1) & ~joint.terminated & (
+                n < self.MAX_OPPONENT_ACTIONS)
+
+        def play(carry: tuple[Any, ...]) -> tuple[Any, ...]:
+            state, joint, reward, key, n = carry
+            key, k_choice, k_game = jax.random.split(key, 3)
+            choice = self.game.opponent_actions(k_choice, state)[opponent]
+            actions = jnp.stack([jnp.int32(self.game.noop), choice])
+            state, joint = self.game.step(k_game, state, actions, params)
+            return state, joint, reward + joint.reward[0], key, n + 1
+
+        state, joint, reward, _, _ = jax.lax.while_loop(
+            theirs, play, (state, joint, jnp.float32(0), key, jnp.int32(0)))
+        return state, joint, reward
+
+
+def _vs_opponent_class(name: str) -> type[VsOpponent] | type[TurnVsOpponent]:
+    return TurnVsOpponent if name in TurnVsOpponent.GAMES else VsOpponent
+
+
+def check_vs_opponent(name: str, opponent: str) -> None:
+    """ValueError unless ``name`` is a two-player game that trains against ``opponent``
+    (simultaneous games: a fixed opponent or the self-play pool; turn-based: a fixed one)."""
+    games = (*VsOpponent.GAMES, *TurnVsOpponent.GAMES)
+    if name not in games:
+        raise ValueError(f"{name} has no fixed-opponent training: the games with one are "
+                         f"{', '.join(games)}")
+    _vs_opponent_class(name).check(name, opponent)
+
+
+def vs_opponent(name: str, opponent: str) -> Environment[Any, Any]:
+    """Player 0 of the two-player game ``name`` against the fixed JAX opponent ``opponent``:
+    :class:`VsOpponent` for a simultaneous game, :class:`TurnVsOpponent` for a turn-based one."""
+    check_vs_opponent(name, opponent)
+    return _vs_opponent_class(name)(name, opponent)
 
 
 # ---- self-play: player 0 against a pool of its own past policies -----------------------------

@@ -98,12 +98,12 @@ OPPONENT = "opponent"
 
 def check_opponent(name: str, opponent: str, flag: str = "--opponent") -> None:
     """ValueError naming ``flag`` unless ``name`` is a two-player game that can be trained
-    against the fixed opponent ``opponent`` (``envport.pettingzoo.VsOpponent``)."""
-    from envport.pettingzoo import VsOpponent
+    against the opponent ``opponent`` (``envport.pettingzoo.check_vs_opponent``)."""
+    from envport.pettingzoo import check_vs_opponent
 
     envport.spec(name)  # an unknown environment: UnknownEnvironmentError naming them
     try:
-        VsOpponent.check(name, opponent)
+        check_vs_opponent(name, opponent)
     except ValueError as e:
         raise ValueError(f"{flag} {opponent}: {e}") from None
 
@@ -111,21 +111,29 @@ def check_opponent(name: str, opponent: str, flag: str = "--opponent") -> None:
 def translation(name: str, *, policy: Any = None, **env_kwargs: Any) -> Any:
     """What training steps as ``name``'s translation: ``envport.make(name, **env_kwargs)``,
     or, with the option ``opponent`` (a two-player game), player 0 of the game against that
-    fixed JAX opponent (``envport.pettingzoo.VsOpponent(name, opponent)``), or against a pool
+    fixed JAX opponent (``envport.pettingzoo.vs_opponent(name, opponent)``), or against a pool
     of the run's past policies (``opponent="pool"``: ``VsPool(name, policy)``, ``policy`` the
     run's network, which it needs to step)."""
     if OPPONENT not in env_kwargs:
         return envport.make(name, **env_kwargs)
-    from envport.pettingzoo import POOL, VsOpponent, VsPool
+    from envport.pettingzoo import POOL, VsPool, vs_opponent
 
-    rest = {k: v for k, v in env_kwargs.items() if k != OPPONENT}
+    pool = env_kwargs[OPPONENT] == POOL
+    rest = {k for k in env_kwargs if k != OPPONENT and not (pool and k in POOL_OPTIONS)}
     if rest:
-        raise ValueError(f"{name} against an opponent takes no other options, got "
+        raise ValueError(f"{name} against an opponent takes no other options"
+                         f"{' than ' + ', '.join(POOL_OPTIONS) if pool else ''}, got "
                          f"{sorted(rest)}")
     check_opponent(name, env_kwargs[OPPONENT], flag="opponent")
-    if env_kwargs[OPPONENT] == POOL:
-        return VsPool(name, policy)
-    return VsOpponent(name, env_kwargs[OPPONENT])
+    if pool:
+        return VsPool(name, policy, **{POOL_OPTIONS[k]: int(v) for k, v in env_kwargs.items()
+                                       if k in POOL_OPTIONS})
+    return vs_opponent(name, env_kwargs[OPPONENT])
+
+
+# A self-play pool's options (``envport train --pool-size N --pool-every K``), by the
+# ``VsPool`` argument each sets: the ring's members, and the PPO updates between two writes.
+POOL_OPTIONS = {"pool_size": "size", "pool_every": "every"}
 
 
 def is_self_play(env_kwargs: dict[str, Any]) -> bool:

@@ -78,8 +78,9 @@ def _fmt(x: Any, spec: str = ",.1f") -> str:
 @_guard
 def cmd_train(args: argparse.Namespace) -> int:
     """envport train ENV --backend jax|reference --steps N --seed S --out DIR"""
+    from envport.pettingzoo import POOL
     from envport.train import load_run_config, train
-    from envport.train.backends import OPPONENT, check_opponent
+    from envport.train.backends import OPPONENT, POOL_OPTIONS, check_opponent
     from envport.train.run import default_config
 
     overrides = parse_set(args.set)
@@ -92,6 +93,17 @@ def cmd_train(args: argparse.Namespace) -> int:
         else:
             env_kwargs = default_config(args.env)[1]
         env_kwargs[OPPONENT] = args.opponent
+    pool = {k: getattr(args, k) for k in POOL_OPTIONS if getattr(args, k) is not None}
+    if pool:
+        flags = ", ".join("--" + k.replace("_", "-") for k in pool)
+        if args.resume:
+            raise ValueError(f"{flags}: a --resume'd run keeps its own pool (its checkpoint "
+                             "holds the ring)")
+        if args.opponent != POOL:
+            raise ValueError(f"{flags}: options of self-play (--opponent {POOL}), not of "
+                             f"--opponent {args.opponent}")
+        assert env_kwargs is not None
+        env_kwargs |= pool
     if args.resume:
         if args.init is not None:
             raise ValueError("--init DIR starts a new run from DIR's network; a --resume'd "
@@ -214,11 +226,17 @@ def register(subparsers: Any) -> dict[str, Handler]:
                         "a run against a weaker opponent); fresh optimizer and schedule; the "
                         "network and observation must match")
     t.add_argument("--opponent", metavar="NAME",
-                   help="two-player games (pokemon-gen1): train player 0 against this "
-                        "opponent: heuristic or random (fixed players), or pool (self-play "
-                        "against the run's own past policies, JAX backend) (default: the "
+                   help="two-player games (pokemon-gen1, tcg-pocket): train player 0 against "
+                        "this opponent: heuristic or random (fixed players), or pool "
+                        "(pokemon-gen1: self-play against the run's own past policies, JAX "
+                        "backend) (default: the "
                         "environment's SPEC.training.env_kwargs); the policy samples legal "
                         "actions only")
+    t.add_argument("--pool-size", type=positive_int, metavar="N",
+                   help="with --opponent pool: past networks the pool keeps (default 8)")
+    t.add_argument("--pool-every", type=positive_int, metavar="K",
+                   help="with --opponent pool: PPO updates between two writes of the current "
+                        "network into the pool (default 50; the first update writes too)")
     t.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="PPO hyperparameter override, e.g. --set lr=1e-3 --set "
                         "hidden_sizes=128,128 (repeatable)")

@@ -24,6 +24,7 @@ import numpy as np
 import envport
 from envport.train.backends import (
     OPPONENT,
+    POOL_OPTIONS,
     check_backend,
     check_opponent,
     host_vector_env,
@@ -85,7 +86,8 @@ def evaluate(name: str, backend: str, params_or_run_dir: Params | str | os.PathL
 
     if is_self_play(env_kwargs):
         # A self-play run is measured against the fixed opponent it is meant to beat.
-        env_kwargs = {**env_kwargs, OPPONENT: SELF_PLAY_EVALUATION_OPPONENT}
+        env_kwargs = {**{k: v for k, v in env_kwargs.items() if k not in POOL_OPTIONS},
+                      OPPONENT: SELF_PLAY_EVALUATION_OPPONENT}
     matched = envport.spec(name).training.make_matched_translation
     if OPPONENT in env_kwargs and kind == "jax" and matched is None:
         return play_vs_opponent(name, env_kwargs[OPPONENT], params, episodes, seed,

@@ -108,7 +108,11 @@ class Program:
         self.env_kwargs = dict(env_kwargs)
         self.mesh = Mesh(np.array(devices), (AXIS,))
         # The spaces from the translation (the reference's are checked equal in make_backend).
-        self.policy = make_policy(cfg, *translation_spaces(name, **env_kwargs))
+        obs_space, action_space = translation_spaces(name, **env_kwargs)
+        self.policy = make_policy(cfg, obs_space, action_space)
+        # The dtype of the observations the update's last_obs comes in (the trajectory's own
+        # are float32): an int16 board (tcg-pocket) is not cast before the call.
+        self.obs_dtype = np.dtype(getattr(obs_space, "dtype", np.float32))
         # Masked PPO where the translation has an ``action_mask`` hook (two-player games
         # against an opponent): the trajectory then carries the masks (Transition.mask).
         self.masked = (not envport.spec(name).host
@@ -173,6 +177,9 @@ class Program:
 
     def init_runner(self, seed: int) -> Runner:
         def build() -> Any:
+            # The backend is built here, not first inside the trace below: an environment
+            # that makes arrays when built would otherwise hold (and leak) that trace's tracers.
+            _ = self.backend
             shardings = jax.tree_util.tree_map(self.sharding, RUNNER_SPECS,
                                                is_leaf=lambda x: isinstance(x, PartitionSpec))
             return jax.jit(self._init_runner, out_shardings=shardings).lower(
@@ -203,7 +210,9 @@ class Program:
             key = jax.random.key(0)
             # The key by shape only: device_put of a key to a mesh that spans other processes'
             # devices (jax.distributed) is refused; lowering needs no value.
-            args = (train, traj, traj.obs[0], traj.first[0], carry, carry,
+            last_obs = jax.device_put(np.zeros(traj.obs.shape[1:], self.obs_dtype),
+                                      self.sharding(BAT))
+            args = (train, traj, last_obs, traj.first[0], carry, carry,
                     jax.ShapeDtypeStruct(key.shape, key.dtype, sharding=self.sharding(REP)))
             fn = self._shard_jit(make_learn(self.policy, self.cfg, self.tx), LEARN_SPECS,
                                  (REP, REP))

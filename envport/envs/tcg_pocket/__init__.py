@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from envport.core.registry import Benchmark, EnvSpec, Tolerance, Verification, lazy
+from envport.core.registry import Benchmark, EnvSpec, Tolerance, Training, Verification, lazy
+from envport.envs.tcg_pocket import training as _training
 
 _SUPPORT = "envport.envs.tcg_pocket.spec_support"
 _CHECKS = ("mask:legal", "reset:deal", "reset:decks", "template:status", "template:coin_status",
@@ -83,4 +84,14 @@ SPEC = EnvSpec(
         reference_throughput=lazy(f"{_SUPPORT}:reference_throughput"),
         batch_sizes=(1, 64, 1024, 4096),
     ),
+    # PPO as player 0 against a fixed opponent (envport.pettingzoo.TurnVsOpponent, built by
+    # envport.train.backends.translation from the ``opponent`` option; --opponent overrides);
+    # the reference backend: the rules engine's games, the opponent on the host. L4: a game's
+    # return is +1 / -1 (0 for the turn limit's draw), so the margin of 0.05 in win
+    # rate is 0.10 in mean return (draws aside)
+    training=Training(ppo=_training.PPO, env_kwargs=_training.ENV_KWARGS, margin=0.10,
+                      margin_note="0.05 in win rate against the opponent, the paper's margin "
+                                  "(a mean return is win rate - loss rate)",
+                      make_vector_reference=lazy(
+                          "envport.envs.tcg_pocket.vector_reference:make")),
 )

@@ -21,6 +21,7 @@ from functools import cache
 import numpy as np
 
 from envport.core.seeds import derive_seed
+from envport.envs.tcg_pocket.deck import Deck
 from envport.envs.tcg_pocket.jax_engine import jax_env
 from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
 from envport.envs.tcg_pocket.jax_engine.state import MAX_TYPES, ZONE
@@ -31,22 +32,28 @@ DEALT_POOLS = ("status", "trainers")
 
 
 @cache
-def pool_decks(pool: str, n: int = N_DECKS, seed: int = DECK_SEED
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """(card ids int16[n, 20], Energy type indices int8[n, 3] padded with -1) of ``n`` decks
-    of ``pool``, as the reference deals them (``derive_seed(seed, i)``); built once per
-    process (~2 s)."""
-    from envport.envs.tcg_pocket.cards import ENERGY_INDEX
+def pool_deck_list(pool: str, n: int = N_DECKS, seed: int = DECK_SEED) -> tuple[Deck, ...]:
+    """``n`` decks of ``pool`` as the reference's deck builder deals them
+    (``derive_seed(seed, i)``); built once per process (~2 s)."""
     from envport.envs.tcg_pocket.deck import random_status_deck, random_trainers_deck
-    from envport.envs.tcg_pocket.encode import CARD_ID
 
     if pool not in DEALT_POOLS:
         raise ValueError(f"pool {pool!r}: one of {', '.join(DEALT_POOLS)}")
     deal = {"status": random_status_deck, "trainers": random_trainers_deck}[pool]
+    return tuple(deal(np.random.default_rng(derive_seed(seed, i))) for i in range(n))
+
+
+@cache
+def pool_decks(pool: str, n: int = N_DECKS, seed: int = DECK_SEED
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(card ids int16[n, 20], Energy type indices int8[n, 3] padded with -1) of
+    :func:`pool_deck_list`'s decks, as the engine holds them."""
+    from envport.envs.tcg_pocket.cards import ENERGY_INDEX
+    from envport.envs.tcg_pocket.encode import CARD_ID
+
     cards = np.zeros((n, ZONE), np.int16)
     types = np.full((n, MAX_TYPES), -1, np.int8)
-    for i in range(n):
-        deck = deal(np.random.default_rng(derive_seed(seed, i)))
+    for i, deck in enumerate(pool_deck_list(pool, n, seed)):
         cards[i, :len(deck.cards)] = [CARD_ID[c] for c in deck.cards]
         types[i, :len(deck.energy_types)] = [ENERGY_INDEX[t] for t in deck.energy_types]
     return cards, types

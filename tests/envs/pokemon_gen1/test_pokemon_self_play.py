@@ -99,6 +99,35 @@ def test_self_play_on_the_reference_backend_is_refused_before_a_folder(tmp_path,
     assert not out.exists()
 
 
+def test_the_pool_options_size_the_ring_and_set_its_period(policy):
+    from envport.train.backends import translation
+
+    env = translation("pokemon-gen1", policy=policy, **POOL_KWARGS, pool_size=3, pool_every=7)
+    assert (env.size, env.every) == (3, 7)
+    nets = env.default_params().nets
+    assert {x.shape[0] for x in jax.tree_util.tree_leaves(nets)} == {3}
+    with pytest.raises(ValueError, match="pool_size"):
+        translation("pokemon-gen1", opponent="heuristic", pool_size=3)
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--opponent", "heuristic", "--pool-size", "3"], "--pool-size: options of self-play"),
+    (["--opponent", POOL, "--pool-every", "0"], "--pool-every"),
+    (["--pool-size", "3"], "--pool-size: options of self-play"),
+])
+def test_bad_pool_options_are_refused_before_a_folder(tmp_path, capsys, argv, says):
+    from envport.cli import main
+
+    out = tmp_path / "run"
+    try:  # argparse's own refusals (a count below 1) exit 2 too
+        code = main(["train", "pokemon-gen1", *argv, "--out", str(out)])
+    except SystemExit as e:
+        code = e.code
+    assert code == 2
+    assert says in capsys.readouterr().err
+    assert not out.exists()
+
+
 @pytest.mark.slow  # compiles the engine, the pool's player and the policy into the rollout
 def test_a_self_play_run_holds_its_pool_and_resumes_exactly(tmp_path: Path) -> None:
     import os

@@ -55,8 +55,10 @@ class TcgPocket(Environment[State, Params]):
         # Hand edit after the loop (kept in the workspace since): (card ids int16[n, 20],
         # Energy types int8[n, 3]) of decks the resets deal two of (``dealt.py``: the
         # reference's decks of the pool); None: the loop's own decks of Colorless Basics.
-        self.decks = None if decks is None else (jnp.asarray(decks[0], jnp.int16),
-                                                 jnp.asarray(decks[1], jnp.int8))
+        # NumPy, not jnp: an environment built while a function is traced (a trainer's cached
+        # backend) would otherwise hold that trace's tracers and leak them into the next.
+        self.decks = None if decks is None else (np.asarray(decks[0], np.int16),
+                                                 np.asarray(decks[1], np.int8))
 
     def default_params(self) -> Params:
         return config.default_params()
@@ -69,7 +71,7 @@ class TcgPocket(Environment[State, Params]):
             cards, types = jnp.stack([d0, d1]), jnp.stack([t0, t1])
         else:
             i = jnp.stack([jax.random.randint(k, (), 0, self.decks[0].shape[0]) for k in (k0, k1)])
-            cards, types = self.decks[0][i], self.decks[1][i]
+            cards, types = jnp.asarray(self.decks[0])[i], jnp.asarray(self.decks[1])[i]
         seed = jax.random.bits(k2, (), jnp.uint32)
         s = blank().replace(deck=cards, energy_types=types,
                             rng=jnp.stack([R.seed_key(seed), jnp.uint32(0)]))
