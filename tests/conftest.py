@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,3 +27,38 @@ def ray_cluster() -> Iterator[str]:
     finally:
         ray.shutdown()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture
+def stopped_and_resumed() -> Callable[[Callable[..., Any], Path], Any]:
+    """``(run, out) -> TrainResult``: ``run(out, on_chunk=...)`` (a training run with one
+    update per chunk) stopped by a real Ctrl-C (SIGINT) after its first update, then resumed
+    from its folder to the end; for comparing with the same run left whole."""
+
+    def ctrl_c_after_first_update(row: dict[str, float]) -> None:
+        if row["update"] == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    def run_stopped_and_resumed(run: Callable[..., Any], out: Path) -> Any:
+        from envport.train.run import resume
+
+        stopped = run(out, on_chunk=ctrl_c_after_first_update)
+        assert stopped.interrupted and stopped.updates == 1
+        return resume(out, progress=False)
+
+    return run_stopped_and_resumed
+
+
+def assert_same_leaves(a: Any, b: Any) -> None:
+    """Two parameter pytrees hold identical arrays."""
+    import jax
+    import numpy as np
+
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.fixture
+def same_leaves() -> Callable[[Any, Any], None]:
+    """:func:`assert_same_leaves`."""
+    return assert_same_leaves

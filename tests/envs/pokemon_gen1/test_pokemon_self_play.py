@@ -129,13 +129,11 @@ def test_bad_pool_options_are_refused_before_a_folder(tmp_path, capsys, argv, sa
 
 
 @pytest.mark.slow  # compiles the engine, the pool's player and the policy into the rollout
-def test_a_self_play_run_holds_its_pool_and_resumes_exactly(tmp_path: Path) -> None:
-    import os
-    import signal
-
+def test_a_self_play_run_holds_its_pool_and_resumes_exactly(tmp_path: Path, stopped_and_resumed,
+                                                           same_leaves) -> None:
     from envport.train import train
     from envport.train.program import JaxTrainer
-    from envport.train.run import load_checkpoint, resume
+    from envport.train.run import load_checkpoint
 
     tiny = {"num_envs": 8, "num_steps": 16, "num_minibatches": 2, "update_epochs": 1,
             "hidden_sizes": [32]}
@@ -145,17 +143,8 @@ def test_a_self_play_run_holds_its_pool_and_resumes_exactly(tmp_path: Path) -> N
                      config_overrides=tiny, progress=False, env_kwargs=POOL_KWARGS,
                      chunk_updates=1, **kw)
 
-    def ctrl_c_after_first_update(row: dict) -> None:
-        if row["update"] == 1:
-            os.kill(os.getpid(), signal.SIGINT)
-
     whole = run(tmp_path / "whole")
-    stopped = run(tmp_path / "half", on_chunk=ctrl_c_after_first_update)
-    assert stopped.interrupted and stopped.updates == 1
-    resumed = resume(tmp_path / "half", progress=False)
-    for a, b in zip(jax.tree_util.tree_leaves(whole.params),
-                    jax.tree_util.tree_leaves(resumed.params), strict=True):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    same_leaves(whole.params, stopped_and_resumed(run, tmp_path / "half").params)
     # The checkpoint carries the pool: three updates, one network written (update 0's, the
     # initial one: the pool writes every 50 updates), the one every game drew.
     prog = program("pokemon-gen1", POOL_KWARGS, whole.config)

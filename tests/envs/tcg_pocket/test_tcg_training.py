@@ -28,32 +28,19 @@ def test_the_spec_trains_against_the_heuristic_on_both_backends() -> None:
         check_trainable("tcg-pocket", backend)  # a batch for each backend
 
 
-def test_a_reference_run_trains_and_resumes_exactly(tmp_path: Path) -> None:
+def test_a_reference_run_trains_and_resumes_exactly(tmp_path: Path, stopped_and_resumed,
+                                                    same_leaves) -> None:
     """Three updates on the host batch (the policy's compile only: seconds), and the same run
     stopped by Ctrl-C after its first update and resumed: the same network."""
-    import os
-    import signal
-
-    import jax
-
-    from envport.train import resume, train
+    from envport.train import train
 
     def run(out: Path, **kw):
         return train("tcg-pocket", "reference", steps=4 * 16 * 3, seed=3, out=out,
                      config_overrides=TINY, progress=False, chunk_updates=1, **kw)
 
-    def ctrl_c_after_first_update(row: dict) -> None:
-        if row["update"] == 1:
-            os.kill(os.getpid(), signal.SIGINT)
-
     whole = run(tmp_path / "whole")
     assert whole.updates == 3 and np.isfinite(whole.final_mean_return)
-    stopped = run(tmp_path / "half", on_chunk=ctrl_c_after_first_update)
-    assert stopped.interrupted and stopped.updates == 1
-    resumed = resume(tmp_path / "half", progress=False)
-    for a, b in zip(jax.tree_util.tree_leaves(whole.params),
-                    jax.tree_util.tree_leaves(resumed.params), strict=True):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    same_leaves(whole.params, stopped_and_resumed(run, tmp_path / "half").params)
 
 
 @pytest.mark.slow  # compiles the engine and the opponent's turn loop into the rollout: minutes
