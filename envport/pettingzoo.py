@@ -191,15 +191,18 @@ class TcgTwoPlayer(TwoPlayer):
 
         return game.to_act(state)
 
-    def opponent_actions(self, key: Array, state: Any) -> Array:
-        """int32[len(OPPONENTS)]: each fixed opponent's action at ``state`` (for the player
-        to act), from its own key."""
+    def opponent_action(self, key: Array, state: Any, opponent: int | Array) -> Array:
+        """int32: the fixed opponent ``OPPONENTS[opponent]``'s action at ``state`` (for the
+        player to act), from its own split of ``key``. A Python index computes that opponent
+        alone; a traced one (a batch of games against both) computes both and picks."""
         from envport.envs.tcg_pocket.jax_engine import agents
 
-        k_heuristic, k_random = jax.random.split(key)
-        by_name = {"heuristic": agents.heuristic_action(k_heuristic, state),
-                   "random": agents.random_action(k_random, state)}
-        return jnp.stack([by_name[o] for o in OPPONENTS])
+        keys = dict(zip(OPPONENTS, jax.random.split(key), strict=True))
+        players = {"heuristic": agents.heuristic_action, "random": agents.random_action}
+        if isinstance(opponent, int):
+            name = OPPONENTS[opponent]
+            return players[name](keys[name], state)
+        return jnp.stack([players[o](keys[o], state) for o in OPPONENTS])[opponent]
 
     def step(self, key: Array, state: Any, actions: Array, params: Any = None
              ) -> tuple[Any, Joint]:
@@ -481,47 +484,56 @@ class TurnVsOpponent(Environment[Any, Any]):
 
     def reset(self, key: Array, params: Any = None) -> tuple[Any, Array]:
         k_game, k_opp = jax.random.split(key)
-        state, joint = self.game.reset(k_game, params)
-        state, joint, _ = self._opponent_turn(k_opp, state, joint, OPPONENTS.index(self.opponent),
-                                              params)
-        return state, joint.obs[0]
+        state, _ = self.game.env.reset(k_game, params)
+        state, reward, done = self._opponent_turn(
+            k_opp, state, jnp.float32(0), jnp.asarray(False), OPPONENTS.index(self.opponent),
+            params)
+        return state, self._player_0(state, reward, done).obs
 
     def transition(self, state: Any, action: Array, draws: Any, params: Any = None
                    ) -> StepResult:
-        return self.transition_against(state, action, draws,
-                                       jnp.int32(OPPONENTS.index(self.opponent)), params)
+        return self._transition(state, action, draws, OPPONENTS.index(self.opponent), params)
 
     def transition_against(self, state: Any, action: Array, draws: Any, opponent: Array,
                            params: Any = None) -> StepResult:
         """:meth:`transition` against ``OPPONENTS[opponent]``, a (traced) index."""
-        k_game, k_opp = jax.random.split(draws)
-        actions = jnp.stack([jnp.asarray(action, jnp.int32), jnp.int32(self.game.noop)])
-        state, mine = self.game.step(k_game, state, actions, params)
-        state, joint, theirs = self._opponent_turn(k_opp, state, mine, opponent, params)
-        return StepResult(state, joint.obs[0], mine.reward[0] + theirs, joint.terminated,
-                          joint.truncated, {"action_mask": joint.mask[0]})
+        return self._transition(state, action, draws, opponent, params)
 
-    def _opponent_turn(self, key: Array, state: Any, joint: Joint, opponent: Any, params: Any
-                       ) -> tuple[Any, Joint, Array]:
-        """The opponent's actions while it is to act: (state, the last joint view, player 0's
-        reward summed over them)."""
+    def _transition(self, state: Any, action: Array, draws: Any, opponent: int | Array,
+                    params: Any) -> StepResult:
+        k_game, k_opp = jax.random.split(draws)
+        res = self.game.env.step(k_game, state, jnp.asarray(action, jnp.int32), params)
+        state, reward, done = self._opponent_turn(
+            k_opp, res.state, jnp.asarray(res.reward, jnp.float32), res.terminated, opponent,
+            params)
+        return self._player_0(state, reward, done)
+
+    def _player_0(self, state: Any, reward: Array, done: Array) -> StepResult:
+        # The two players' views once per step, not once per action of the opponent's turn.
+        joint = self.game._joint(state, jnp.stack([reward, -reward]), done)
+        return StepResult(state, joint.obs[0], reward, joint.terminated, joint.truncated,
+                          {"action_mask": joint.mask[0]})
+
+    def _opponent_turn(self, key: Array, state: Any, reward: Array, done: Array,
+                       opponent: int | Array, params: Any) -> tuple[Any, Array, Array]:
+        """The opponent's actions (the engine's own steps) while it is to act: the state,
+        player 0's reward summed over them (from ``reward``), and whether the game is over."""
 
         def theirs(carry: tuple[Any, ...]) -> Any:
-            state, joint, _, _, n = carry
-            return (self.game.to_act(state) == 1) & ~joint.terminated & (
-                n < self.MAX_OPPONENT_ACTIONS)
+            state, _, done, _, n = carry
+            return (self.game.to_act(state) == 1) & ~done & (n < self.MAX_OPPONENT_ACTIONS)
 
         def play(carry: tuple[Any, ...]) -> tuple[Any, ...]:
-            state, joint, reward, key, n = carry
+            state, reward, _, key, n = carry
             key, k_choice, k_game = jax.random.split(key, 3)
-            choice = self.game.opponent_actions(k_choice, state)[opponent]
-            actions = jnp.stack([jnp.int32(self.game.noop), choice])
-            state, joint = self.game.step(k_game, state, actions, params)
-            return state, joint, reward + joint.reward[0], key, n + 1
+            choice = self.game.opponent_action(k_choice, state, opponent)
+            res = self.game.env.step(k_game, state, choice, params)
+            return (res.state, reward + jnp.asarray(res.reward, jnp.float32),
+                    jnp.asarray(res.terminated), key, n + 1)
 
-        state, joint, reward, _, _ = jax.lax.while_loop(
-            theirs, play, (state, joint, jnp.float32(0), key, jnp.int32(0)))
-        return state, joint, reward
+        state, reward, done, _, _ = jax.lax.while_loop(
+            theirs, play, (state, reward, jnp.asarray(done), key, jnp.int32(0)))
+        return state, reward, done
 
 
 def _vs_opponent_class(name: str) -> type[VsOpponent] | type[TurnVsOpponent]:

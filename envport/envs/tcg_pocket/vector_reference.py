@@ -28,13 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from envport.core.spaces import Box, Discrete
 from envport.envs.tcg_pocket import agents, encode
-from envport.envs.tcg_pocket.actions import N_ACTIONS
 from envport.envs.tcg_pocket.dealt import pool_deck_list
 from envport.envs.tcg_pocket.reference import TcgPocketReference
+from envport.pettingzoo import OPPONENTS
 
-OPPONENTS = ("heuristic", "random")  # envport.pettingzoo.OPPONENTS (checked equal in the tests)
 PLAYER, OPPONENT = 0, 1
 
 
@@ -42,7 +40,7 @@ class TcgVectorReference:
     """``num_envs`` reference games, player 0 of each against ``opponent`` (module doc)."""
 
     def __init__(self, num_envs: int, seed: int = 0, opponent: str = "heuristic") -> None:
-        from envport.envs.tcg_pocket.jax_engine.encode import OBS_SIZE  # the engine's, checked
+        from envport.envs.tcg_pocket.jax_engine.jax_env import TcgPocket
         from envport.envs.tcg_pocket.spec_support import POOL
 
         if num_envs < 1:
@@ -53,9 +51,9 @@ class TcgVectorReference:
         self.num_envs, self.opponent = num_envs, opponent
         self.decks = pool_deck_list(POOL)
         self.games = [TcgPocketReference(pool=POOL) for _ in range(num_envs)]
-        self.observation_space = Box(low=-32768, high=32767, shape=(OBS_SIZE,),
-                                     dtype=np.dtype(np.int16))
-        self.action_space = Discrete(N_ACTIONS)
+        engine = TcgPocket()  # the spaces are the engine's (training checks them equal)
+        self.observation_space = engine.observation_space()
+        self.action_space = engine.action_space()
         self._rng = np.random.default_rng(seed)
         self._started = False
         self._choose = {"heuristic": agents.heuristic_action,
