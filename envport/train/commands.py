@@ -248,7 +248,7 @@ def register(subparsers: Any) -> dict[str, Handler]:
     x.add_argument("--margin", type=positive_float,
                    help="equivalence margin in return units (default: the environment's "
                         "documented one, SPEC.training.margin: pong 1.0, cartpole 25, "
-                        "halfcheetah 100)")
+                        "halfcheetah 100, gb-catch 0.5, pokemon-gen1 0.04, tcg-pocket 0.10)")
     x.add_argument("--steps", type=positive_int,
                    help="env steps per run (default: the config's)")
     x.add_argument("--episodes", type=positive_int, default=100,

@@ -156,3 +156,18 @@ def test_default_margin_is_documented_or_required(monkeypatch: pytest.MonkeyPatc
                         else real(name))
     with pytest.raises(ValueError, match="--margin"):
         default_margin("cartpole")
+
+
+def test_transfer_help_names_every_documented_margin() -> None:
+    """``envport transfer --help`` lists each environment's ``SPEC.training.margin``."""
+    import re
+
+    from envport.cli import parser
+
+    sub = next(a for a in parser()._actions if a.dest == "command")
+    helptext = next(a.help for a in sub.choices["transfer"]._actions if a.dest == "margin")
+    listed = {name: float(v) for name, v in re.findall(r"([a-z][a-z0-9-]*) ([0-9.]+)",
+                                                       helptext)}
+    documented = {name: envport.spec(name).training.margin for name in envport.list_envs()
+                  if envport.spec(name).training.margin is not None}
+    assert listed == documented
