@@ -1,6 +1,7 @@
 """L1 component checks of the JAX engine against the reference, one per attack template of the
-``status`` pool, one per Special Condition at the Checkup and, for the ``trainers`` pool, one
-per Trainer (``SPEC.verification.components``).
+pool (``spec_support.POOL``), one per Special Condition at the Checkup, one per Trainer of a
+pool with Trainers and, for the ``full`` pool, one per fossil rule
+(``SPEC.verification.components``).
 
 Each check builds its cases from games the reference deals and plays at random to the main
 stage of turn 3 or later, with no decision pending: for a template, the player to move's
@@ -38,13 +39,14 @@ import numpy as np
 
 from envport.core.seeds import derive_seed
 from envport.envs.tcg_pocket.actions import ATTACH, ATTACK, END, RETREAT
-from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES, status_pokemon
+from envport.envs.tcg_pocket.cards import ENERGY_INDEX
+from envport.envs.tcg_pocket.deck import pool_pokemon, pool_trainer_cards
 from envport.envs.tcg_pocket.encode import _TABLE, CARD_ID
 
 CONDITIONS = ("poisoned", "burned", "asleep", "paralyzed", "confused")  # encode order
 POSITIONS = 6  # generator positions per case
 SEED = 20261201
-BATCH = 1024  # cases are padded to this many: one compilation whatever the count
+BATCH = 2048  # cases are padded to this many: one compilation whatever the count
 
 
 class ComponentMismatch(AssertionError):
@@ -102,22 +104,49 @@ def _at(state: dict[str, np.ndarray], position: int) -> dict[str, np.ndarray]:
 DEFENDER = "Venusaur ex"  # the pool's most HP (190): the opposing Active of half the cases
 
 
+def _attackers() -> list[tuple[str, int, Any]]:
+    """(name, attack index, attack) of every attack with an effect of the pool's Pokémon."""
+    from envport.envs.tcg_pocket.spec_support import POOL
+
+    return [(name, i, a) for name in pool_pokemon(POOL, _TABLE) if _TABLE[name].is_pokemon
+            for i, a in enumerate(_TABLE[name].attacks) if a.effect is not None]
+
+
+def pool_templates() -> list[str]:
+    """The attack templates of the pool, in the card table's order of first use."""
+    return list(dict.fromkeys(str(a.effect["template"]) for _, _, a in _attackers()))
+
+
 def template_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
     """template -> [(state, action)]: every card of the pool with an attack of that template,
-    the opposing Active the base state's (generator positions 0-2) or ``DEFENDER`` (3-5),
-    free of Special Conditions (0, 3), Poisoned (1, 4) or Asleep (2, 5)."""
-    attackers = [(name, i, a) for name in status_pokemon(_TABLE)
-                 for i, a in enumerate(_TABLE[name].attacks) if a.effect is not None]
+    the opposing Active the base state's (generator positions 0-2) or ``DEFENDER`` (3-5, from
+    a base state whose player to move is the other player, so that each attack is made by
+    both players), free of Special Conditions (0, 3), Poisoned (1, 4) or Asleep (2, 5); the
+    attacker is new to the Active Spot (no attack effect on it). A template that asks for a
+    choice (a target, a Benched Pokémon, where the Energy goes, a new Active) also gets each
+    legal answer to the decision the reference's attack leaves pending
+    (:func:`_answers`)."""
     bases = _base_states(8)
-    out: dict[str, list[tuple[dict[str, np.ndarray], int]]] = {t: [] for t in STATUS_TEMPLATES}
-    for k, (name, i, attack) in enumerate(attackers):
-        base = bases[k % len(bases)]
-        p = int(base["current"])
+    out: dict[str, list[tuple[dict[str, np.ndarray], int]]] = {t: [] for t in pool_templates()}
+    for k, (name, i, attack) in enumerate(_attackers()):
+        first = bases[k % len(bases)]
+        other = next((b for b in bases[k % len(bases):] + bases
+                      if int(b["current"]) != int(first["current"])), first)
         for pos in range(POSITIONS):
+            base = first if pos < POSITIONS // 2 else other
+            p = int(base["current"])
             s = _at(base, pos)
             s["stack"][p, 0] = _chain(name)
             s["energy"][p, 0] = _energy_for(_TABLE[name], attack)
+            effect = attack.effect or {}
+            if effect.get("predicate") == "extra_energy":
+                # one below, at and one above the extra Energy the bonus asks for (the cost's
+                # Colorless paid with the same type: ``extra_energy``'s own subtraction)
+                s["energy"][p, 0, ENERGY_INDEX[effect["energy"]]] += (
+                    effect["count"] - 1 + pos % 3)
             s["conditions"][p, 0] = False
+            s["effect_until"][p, 0] = -1
+            s["effect_amount"][p, 0] = 0
             s["damage"][p, 0] = 10 * (pos % 3)
             if pos >= POSITIONS // 2:
                 # a defender that outlives the attack, so that a coin's damage (bonus or
@@ -130,8 +159,55 @@ def template_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
             if pos % 3:
                 held = ("poisoned", "asleep")[pos % 3 - 1]
                 s["conditions"][1 - p, 0, CONDITIONS.index(held)] = True
-            out[str((attack.effect or {})["template"])].append((s, ATTACK + i))
+            if effect["template"] in ("search_hand", "search_bench"):
+                _searchable(s, p, effect)
+            group = out[str(effect["template"])]
+            group.append((s, ATTACK + i))
+            group += _answers(s, ATTACK + i)
     return out
+
+
+def _searchable(s: dict[str, np.ndarray], p: int, effect: dict[str, Any]) -> None:
+    """Cards a search finds, spread through player ``p``'s deck (at indices 1, 4 and 7 of a
+    deck that long), so that which one the pick takes shows in the deck left behind; for a
+    search to the Bench, room on it (slot 3 emptied)."""
+    if effect["template"] == "search_bench":
+        names = [str(effect["name"])] * 2
+        for key in ("stack", "energy", "damage", "conditions", "effect_amount"):
+            s[key][p, 3] = 0
+        s["effect_until"][p, 3] = -1
+    else:
+        names = [c.name for c in _TABLE.supported() if c.is_basic and c.type == effect["type"]][:3]
+    n = int((s["deck"][p] > 0).sum())
+    for j, name in enumerate(names):
+        if 1 + 3 * j < n:
+            s["deck"][p, 1 + 3 * j] = CARD_ID[name]
+
+
+CHOICES = ("attack_target", "own_bench_damage", "zone_attach", "new_active")
+
+
+def _answers(state: dict[str, np.ndarray], action: int
+             ) -> list[tuple[dict[str, np.ndarray], int]]:
+    """(the state the reference's ``action`` leaves, each legal answer) when it leaves one of
+    an attack's ``CHOICES`` pending: the choice's resolution (the target's damage, the Energy
+    attached, the switch) and the Knock Outs after it."""
+    from envport.envs.tcg_pocket.encode import DECISIONS
+    from envport.envs.tcg_pocket.spec_support import make_reference
+
+    ref = _PRIVATE_REF.setdefault("ref", make_reference())
+    ref.set_state(state)
+    if not ref.action_mask()[action]:
+        return []
+    ref.step(action)
+    after = ref.get_state()
+    kind = int(after["pending_kind"][0])
+    if kind < 0 or DECISIONS[kind] not in CHOICES:
+        return []
+    return [(after, int(a)) for a in np.flatnonzero(ref.action_mask())]
+
+
+_PRIVATE_REF: dict[str, Any] = {}
 
 
 def condition_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
@@ -184,7 +260,7 @@ def game_end_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
 # Active), and how many of the opponent's Bench Sabrina finds (1: switched at once; 2: the
 # opponent's choice)
 TRAINER_ACTIVE = {"erika": "Bulbasaur", "misty": "Squirtle", "brock": "Onix", "lt_surge": "Raichu",
-                  "potion": None}
+                  "potion": None, "koga": "Muk"}
 
 
 def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
@@ -197,11 +273,11 @@ def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
     (:func:`_attack_after`); for Poké Ball also a deck with no Basic (:func:`_without_basics`)."""
     from envport.envs.tcg_pocket.actions import PLAY
     from envport.envs.tcg_pocket.cards import ENERGY_INDEX
-    from envport.envs.tcg_pocket.deck import pool_trainers
+    from envport.envs.tcg_pocket.spec_support import POOL
 
     bases = _base_states(8)
     out: dict[str, list[tuple[dict[str, np.ndarray], int]]] = {}
-    for name in pool_trainers(_TABLE):
+    for name in pool_trainer_cards(POOL, _TABLE):
         effect = str(_TABLE[name].effect)
         cases = []
         for j, base in enumerate(bases):
@@ -219,7 +295,7 @@ def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
                         s["stack"][p, 1] = _chain(who)
                         s["entered_turn"][p, 1] = 0
                     s["damage"][p, :2] = [10 * (1 + j % 3), 10 * (1 + pos)]
-                    targets = [0, 1] if effect != "lt_surge" else [0]
+                    targets = [0, 1] if effect not in ("lt_surge", "koga") else [0]
                 if effect == "lt_surge":
                     s["energy"][p, 1, ENERGY_INDEX["Lightning"]] = 1 + pos
                 if effect == "sabrina":
@@ -233,6 +309,50 @@ def trainer_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
                 if effect in ATTACK_BONUS_TRAINERS:
                     cases.append((_attack_after(s, effect, j, pos), ATTACK))
         out[effect] = cases
+    return out
+
+
+FOSSIL_CHECKS = ("play", "evolve", "discard")
+
+
+def fossil_cases() -> dict[str, list[tuple[dict[str, np.ndarray], int]]]:
+    """``fossil:play``: each fossil from the hand (index 0) to a Bench with room;
+    ``fossil:evolve``: its supported evolution from the hand onto the fossil, Benched (slot 1)
+    or Active, in play since an earlier turn; ``fossil:discard``: the fossil discarded from
+    Bench slot 1, or from the Active Spot with one Benched Pokémon (promoted at once) or two
+    (a promotion to choose). Random games of the pool seldom hold a fossil line."""
+    from envport.envs.tcg_pocket.actions import DISCARD, PLAY
+
+    bases = _base_states(8)
+    fossils = [c.name for c in _TABLE.cards.values() if c.kind == "fossil"]
+    out: dict[str, list[tuple[dict[str, np.ndarray], int]]] = {n: [] for n in FOSSIL_CHECKS}
+    for j, base in enumerate(bases):
+        for k, fossil in enumerate(fossils):
+            s = _at(base, k)
+            p = int(s["current"])
+            for key in ("stack", "energy", "damage", "conditions", "effect_until",
+                        "effect_amount"):
+                s[key][p, 3] = -1 if key == "effect_until" else 0
+            s["hand"][p, 0] = CARD_ID[fossil]
+            out["play"].append((s, PLAY))
+            evolutions = [c.name for c in _TABLE.supported() if c.evolves_from == fossil]
+            for slot in (1, 0):
+                e = {key: np.array(v, copy=True) for key, v in s.items()}
+                e["stack"][p, slot] = [CARD_ID[fossil], 0, 0]
+                e["energy"][p, slot] = 0
+                e["damage"][p, slot] = 10 * (j % 3)
+                e["conditions"][p, slot] = False
+                e["entered_turn"][p, slot] = max(0, int(e["turn"]) - 2)
+                e["evolved_turn"][p, slot] = -1
+                for name in evolutions:
+                    ev = {key: np.array(v, copy=True) for key, v in e.items()}
+                    ev["hand"][p, 0] = CARD_ID[name]
+                    out["evolve"].append((ev, PLAY + slot))
+                if slot == 0:
+                    e["stack"][p, 2] = e["stack"][p, 1] if j % 2 else 0
+                    if not e["stack"][p, 1, 0]:
+                        e["stack"][p, 1] = _chain(DEFENDER)
+                out["discard"].append((e, DISCARD + slot))
     return out
 
 
@@ -274,7 +394,7 @@ def _attack_after(case: dict[str, np.ndarray], effect: str, j: int, pos: int
 
 
 MASK_GAMES = 4  # games 0-1: random legal players; 2-3: the greedy heuristic on both sides
-MASK_BATCH = 1024  # states are padded to this many: one compilation whatever the count
+MASK_BATCH = 2048  # states are padded to this many: one compilation whatever the count
 
 
 def _game_states() -> list[dict[str, np.ndarray]]:
@@ -325,7 +445,7 @@ def _trainer_edits() -> list[dict[str, np.ndarray]]:
     from envport.envs.tcg_pocket.cards import ENERGY_INDEX
     from envport.envs.tcg_pocket.spec_support import POOL
 
-    if POOL != "trainers":
+    if not pool_trainer_cards(POOL):
         return []
     out = []
     for effect, cases in trainer_cases().items():
@@ -350,9 +470,8 @@ EFFECT_EDITS = 48  # at most this many "cannot attack / retreat" states (:func:`
 def _effect_edits(states: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
     """Main-phase states whose player to move may both attack and retreat, with "cannot
     attack" or "cannot retreat" on its Active until the turn before, this turn and the next:
-    the boundary of ``rules.effect_on``'s ``until >= turn``. No card of the engine's pool sets
-    these effects (T09-T12 attacks do), but its mask reads them, and an injected state may
-    hold them."""
+    the boundary of ``rules.effect_on``'s ``until >= turn``, which attacks seldom set on an
+    Active that could do both (T13: Vulpix, Omastar, Arbok)."""
     from envport.envs.tcg_pocket.encode import EFFECTS
     from envport.envs.tcg_pocket.spec_support import make_reference
 
@@ -382,9 +501,8 @@ OPTION_EDITS = 12  # at most this many "choose among these slots" states (:func:
 def _option_edits(states: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
     """Main-phase states whose opponent has a Bench, with the player to move asked to choose
     among a subset of the opponent's slots (an ``attack_target`` decision with its options):
-    alone in the queue, and ahead of a second such decision with other options. No card of
-    the engine's pool asks one (T12, T14 and Zapdos's attacks do), but its mask reads them
-    (``pending_has_options``), and an injected state may hold them."""
+    alone in the queue, and ahead of a second such decision with other options (T12's
+    attacks ask one at a time; two queued are a state the mask must still read right)."""
     from envport.envs.tcg_pocket.encode import DECISIONS
 
     out = list[dict[str, np.ndarray]]()
@@ -634,8 +752,10 @@ def _reference_side() -> list[tuple[str, dict[str, np.ndarray], int, Any]]:
     groups |= {f"end:{n}": c for n, c in game_end_cases().items()}
     from envport.envs.tcg_pocket.spec_support import POOL
 
-    if POOL == "trainers":
+    if pool_trainer_cards(POOL):
         groups |= {f"trainer:{n}": c for n, c in trainer_cases().items()}
+    if POOL == "full":
+        groups |= {f"fossil:{n}": c for n, c in fossil_cases().items()}
     ref = make_reference()
     flat: list[tuple[str, dict[str, np.ndarray], int, Any]] = []
     for group, cases in groups.items():
@@ -735,13 +855,13 @@ def _check(group: str) -> None:
 
 def components() -> dict[str, Callable[[], None]]:
     """name -> check, for ``Verification.components``."""
-    from envport.envs.tcg_pocket.deck import TRAINERS_EFFECTS
     from envport.envs.tcg_pocket.spec_support import POOL
 
-    names = ([f"template:{t}" for t in STATUS_TEMPLATES] + [f"checkup:{c}" for c in CONDITIONS]
+    names = ([f"template:{t}" for t in pool_templates()] + [f"checkup:{c}" for c in CONDITIONS]
              + ["end:both_win"])
-    if POOL == "trainers":
-        names += [f"trainer:{e}" for e in TRAINERS_EFFECTS]
+    names += [f"trainer:{_TABLE[n].effect}" for n in pool_trainer_cards(POOL, _TABLE)]
+    if POOL == "full":
+        names += [f"fossil:{n}" for n in FOSSIL_CHECKS]
 
     def check(name: str) -> Callable[[], None]:
         return lambda: _check(name)

@@ -3,15 +3,15 @@
 The loop's engine (``jax_engine/jax_env.TcgPocket``) deals its own resets ten Colorless-cost
 plain Basics (its translation needed only some legal deck: the verifier starts every compared
 game from the reference's dealt state). A benchmark or a training run of the engine should play
-games of the pool it covers, so this factory's engine deals each player one of ``N_DECKS``
-decks that the reference's own deck builder of that pool (``deck.random_status_deck``,
-``deck.random_trainers_deck``) made once, at construction, from fixed seeds, each with its
-Energy types (``TcgPocket(decks=...)``, a hand edit of the loop's class, kept in the workspace
-of the ``trainers`` run); the rest of the reset (the shuffles, the opening hands, the
-first-player coin, the setup decisions) is the loop's ``rules.new_game``. Nothing of the step
-changes: L2 and L3 never call ``reset``. A factory, not a subclass: a subclass would bind the
-original class, and a mutant of ``TcgPocket`` would never be built (``envport mutate`` would
-call it equivalent).
+games of the pool it covers, so this factory's engine deals each player one of ``N_DECKS`` decks
+that the reference's own deck builder of that pool (``deck.random_status_deck``,
+``deck.random_trainers_deck``, ``deck.random_full_deck``) made once, at construction, from fixed
+seeds, each with its Energy types (``TcgPocket(decks=...)``, a hand edit of the loop's class,
+kept in the workspace since the ``trainers`` run); the rest of the reset (the shuffles, the
+opening hands, the first-player coin, the setup decisions) is the loop's ``rules.new_game``.
+Nothing of the step changes: L2 and L3 never call ``reset``. A factory, not a subclass: a
+subclass would bind the original class, and a mutant of ``TcgPocket`` would never be built
+(``envport mutate`` would call it equivalent).
 """
 
 from __future__ import annotations
@@ -28,18 +28,23 @@ from envport.envs.tcg_pocket.jax_engine.state import MAX_TYPES, ZONE
 
 N_DECKS = 512
 DECK_SEED = 20261201  # the decks are the same in every process
-DEALT_POOLS = ("status", "trainers")
+DEALT_POOLS = ("status", "trainers", "full")
 
 
 @cache
 def pool_deck_list(pool: str, n: int = N_DECKS, seed: int = DECK_SEED) -> tuple[Deck, ...]:
     """``n`` decks of ``pool`` as the reference's deck builder deals them
     (``derive_seed(seed, i)``); built once per process (~2 s)."""
-    from envport.envs.tcg_pocket.deck import random_status_deck, random_trainers_deck
+    from envport.envs.tcg_pocket.deck import (
+        random_full_deck,
+        random_status_deck,
+        random_trainers_deck,
+    )
 
     if pool not in DEALT_POOLS:
         raise ValueError(f"pool {pool!r}: one of {', '.join(DEALT_POOLS)}")
-    deal = {"status": random_status_deck, "trainers": random_trainers_deck}[pool]
+    deal = {"status": random_status_deck, "trainers": random_trainers_deck,
+            "full": random_full_deck}[pool]
     return tuple(deal(np.random.default_rng(derive_seed(seed, i))) for i in range(n))
 
 

@@ -104,7 +104,7 @@ def random_deck(rng: np.random.Generator, table: CardTable | None = None,
     return validate_deck(cards, types, config, table)
 
 
-POOLS = ("all", "basic", "plain", "status", "trainers")
+POOLS = ("all", "basic", "plain", "status", "trainers", "full")
 
 # The attack effects of the ``status`` pool: Special Conditions, coins, self-heal, recoil and
 # discarding own Energy (the templates whose effect touches only the two Actives).
@@ -160,6 +160,49 @@ def trainers_cards(table: CardTable | None = None) -> list[str]:
     return status_pokemon(table) + pool_trainers(table)
 
 
+def full_pokemon(table: CardTable | None = None) -> list[str]:
+    """Every supported Pokémon (no Ability, every attack of a template the engine plays) and
+    the fossils, which are played as Basic Pokémon: the Pokémon cards of the ``full`` pool."""
+    table = table or load_table()
+    return [c.name for c in table.supported() if c.kind == "fossil"
+            or (c.is_pokemon and c.ability is None)]
+
+
+def full_trainers(table: CardTable | None = None) -> list[str]:
+    """Every supported Item and Supporter (Koga too), in table order."""
+    table = table or load_table()
+    return [c.name for c in table.supported() if c.kind in ("item", "supporter")]
+
+
+def full_cards(table: CardTable | None = None) -> list[str]:
+    """The ``full`` pool: every card a legal deck may hold (``full_pokemon``,
+    ``full_trainers``)."""
+    table = table or load_table()
+    return full_pokemon(table) + full_trainers(table)
+
+
+def pool_pokemon(pool: str, table: CardTable | None = None) -> list[str]:
+    """The Pokémon cards (fossils included) of a pool with attack effects: ``status`` and
+    ``trainers`` (:func:`status_pokemon`), ``full`` (:func:`full_pokemon`)."""
+    if pool == "full":
+        return full_pokemon(table)
+    if pool in ("status", "trainers"):
+        return status_pokemon(table)
+    raise ValueError(f"pool {pool!r}: one of status, trainers, full")
+
+
+def pool_trainer_cards(pool: str, table: CardTable | None = None) -> list[str]:
+    """The Trainers (Items and Supporters) of a pool: none for ``status``,
+    :func:`pool_trainers` for ``trainers``, :func:`full_trainers` for ``full``."""
+    if pool == "full":
+        return full_trainers(table)
+    if pool == "trainers":
+        return pool_trainers(table)
+    if pool == "status":
+        return []
+    raise ValueError(f"pool {pool!r}: one of status, trainers, full")
+
+
 def random_plain_deck(rng: np.random.Generator, table: CardTable | None = None,
                       config: RulesConfig | None = None) -> Deck:
     """A legal random deck of the ``plain`` pool: one or two Energy types, evolution lines of
@@ -191,6 +234,18 @@ def random_trainers_deck(rng: np.random.Generator, table: CardTable | None = Non
                              pokemon=TRAINERS_POKEMON_CARDS, trainers=pool_trainers(table))
 
 
+def random_full_deck(rng: np.random.Generator, table: CardTable | None = None,
+                     config: RulesConfig | None = None) -> Deck:
+    """A legal random deck of the ``full`` pool, built as :func:`random_trainers_deck` builds
+    its own (lines to ``TRAINERS_POKEMON_CARDS`` Pokémon cards, then Trainers from two copies
+    of each of :func:`full_trainers`); a line may start at a fossil, and the lines that can hold
+    a Pokémon with an effect outside the ``status`` pool's are tried first."""
+    table = table or load_table()
+    pool = set(full_pokemon(table))
+    return _random_line_deck(rng, pool, table, config, prefer=pool - set(status_pokemon(table)),
+                             pokemon=TRAINERS_POKEMON_CARDS, trainers=full_trainers(table))
+
+
 def _line_names(table: CardTable, basic: str, pool: set[str]) -> set[str]:
     out, frontier = {basic}, [basic]
     while frontier:
@@ -212,8 +267,9 @@ def _random_line_deck(rng: np.random.Generator, pool: set[str], table: CardTable
         def payable(name: str, types: list[str] = types) -> bool:
             return all(s in (*types, "Colorless") for a in table[name].attacks for s in a.cost)
 
-        basics = [n for n in sorted(pool, key=list(table.cards).index) if table[n].is_basic
-                  and table[n].type in (*types, "Colorless") and payable(n)]
+        basics = [n for n in sorted(pool, key=list(table.cards).index)
+                  if table[n].kind == "fossil" or (table[n].is_basic and payable(n)
+                                                   and table[n].type in (*types, "Colorless"))]
         cards: list[str] = []
         order = list(rng.permutation(len(basics)))
         if prefer:  # a stable sort: the permutation's order within each group
@@ -230,6 +286,8 @@ def _random_line_deck(rng: np.random.Generator, pool: set[str], table: CardTable
                 line.pop()
             cards += [n for n in line for _ in range(MAX_COPIES)]
             if len(cards) == pokemon:
+                if not any(table[n].is_basic for n in cards):
+                    break  # fossil lines alone: no Basic to open with; deal again
                 copies = [n for n in trainers for _ in range(MAX_COPIES)]
                 cards += [copies[int(i)] for i in
                           rng.permutation(len(copies))[:DECK_SIZE - pokemon]]

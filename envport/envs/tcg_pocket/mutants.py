@@ -12,14 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 # cards.py fills these per-card tables for Pokémon only (``if _c["kind"] != "pokemon":
-# continue``), and no Pokémon's id is above 225 (of 232): a table two entries shorter
-# (``N_CARDS + 1 -> N_CARDS - 1``: ids 0-230) still holds every value written.
+# continue``; HP for the fossils too, ids 216-218), and no Pokémon's id is above 225 (of 232):
+# a table two entries shorter (``N_CARDS + 1 -> N_CARDS - 1``: ids 0-230) still holds every
+# value written.
 _SHORTER_TABLE = (
-    "every value written is kept: the table is filled for Pokémon only, whose ids are at most "
-    "225 (of 232), and the two-shorter table holds ids 0-230. Its reader (rules.py, a jnp "
-    "copy at import) indexes {reader}; JAX clamps an out-of-range gather index to the last "
-    "entry, id 230 (Poké Ball, a Trainer), whose entry is 0, the value the original holds "
-    "at ids 231-232 (Red Card, Professor's Research). No other module reads it")
+    "every value written is kept: the table is filled for Pokémon (and HP for fossils) only, "
+    "whose ids are at most 225 (of 232), and the two-shorter table holds ids 0-230. Its "
+    "reader (rules.py, a jnp copy at import) indexes {reader}; JAX clamps an out-of-range "
+    "gather index to the last entry, id 230 (Poké Ball, a Trainer), whose entry is 0, the "
+    "value the original holds at ids 231-232 (Red Card, Professor's Research). No other "
+    "module reads it")
 _TABLES = {
     "HP = np.zeros(N_CARDS + 1, np.int16)":
         "HP[c] with c a card in play (a Pokémon or a fossil, ids at most 225; or 0)",
@@ -60,13 +62,15 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
         "true), promoted to the int32 count's type by the addition: True adds 1 and False 0, "
         "as jnp.where(on & h, 1, 0) does, and the sum keeps count's dtype (int32), the "
         "fori_loop carry's")
-    out[("rules.py", "jnp.where(defender != 0, damage, 0).astype(jnp.int16)))", "0 -> 1", 33)] = (
-        "reachable", "only the value where defender == 0 changes (the mutant writes 1 damage "
-        "to an empty opposing Active Spot), and no attack resolves without an opposing "
-        "Active: both Actives are placed at setup (END needs one), every Knock Out of an "
-        "Active is settled in advance (the game ends, or a promote decision is pending, whose "
-        "mask offers no attack) before the main phase goes on, Sabrina's new-Active choice "
-        "is a pending decision too, and nothing before use_attack's damage step in the same "
-        "turn damages or removes the opposing Active. Keyed by column: the line's other 0 (the "
-        "comparison's, `defender != 1`) is not covered")
+    tens = (
+        "reachable", "every damage counter is a multiple of 10, so `damage > 1` and `damage > 0` "
+        "agree on every state: the card table's damage, bonuses (10, 20, 30, 60...), "
+        "reductions (20), per-count damage (20, 30, 50 a count), Poison (10), Burn (20), "
+        "recoil, Bench and snipe damage and heals are all multiples of 10 (``cards.json``), "
+        "and so is every damage the verifier injects (reference states; the perturbed L2 "
+        "states and the component cases set 10 * k). Keyed by column: the line's other 0 (an "
+        "index) is not covered")
+    out[("rules.py", "defender & (s.damage[o, 0] > 0),", "0 -> 1", 29)] = tens
+    out[("rules.py", "return jnp.stack([extra >= ATK_N[attacker, i], s.damage[p, 0] > 0,",
+         "0 -> 1", 64)] = tens
     return out

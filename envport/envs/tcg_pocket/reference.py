@@ -23,7 +23,9 @@ Special Conditions, flip coins, heal themselves, recoil or discard their own Ene
 (``deck.STATUS_TEMPLATES``); ``"trainers"``
 (:func:`~envport.envs.tcg_pocket.deck.random_trainers_deck`) adds 8 Trainers to each deck (12
 Pokémon cards of the ``status`` pool; every Item and Supporter but Koga,
-``deck.TRAINERS_EFFECTS``). ``legal_action(state, rng)`` and
+``deck.TRAINERS_EFFECTS``); ``"full"`` (:func:`~envport.envs.tcg_pocket.deck.random_full_deck`)
+deals such decks of every supported card: every Pokémon without an Ability, the fossils and
+every Trainer. ``legal_action(state, rng)`` and
 ``scripted_action(rng)`` serve the verifier.
 """
 
@@ -43,6 +45,7 @@ from envport.envs.tcg_pocket.deck import (
     Deck,
     random_basic_deck,
     random_deck,
+    random_full_deck,
     random_plain_deck,
     random_status_deck,
     random_trainers_deck,
@@ -69,7 +72,7 @@ class TcgPocketReference:
     def reset(self, seed: int) -> np.ndarray:
         deal = {"all": random_deck, "basic": random_basic_deck,
                 "plain": random_plain_deck, "status": random_status_deck,
-                "trainers": random_trainers_deck}[self.pool]
+                "trainers": random_trainers_deck, "full": random_full_deck}[self.pool]
         decks = self.decks or (deal(np.random.default_rng(derive_seed(seed, 0))),
                                deal(np.random.default_rng(derive_seed(seed, 1))))
         self.game.reset(seed, decks, rng=Rng(derive_seed(seed, 2)))

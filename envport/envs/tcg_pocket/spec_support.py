@@ -21,13 +21,13 @@ from envport.core.seeds import derive_seed
 from envport.envs.tcg_pocket.reference import TcgPocketReference
 
 # The pool the JAX engine covers (jax_engine/__init__.py): the reference deals from it.
-POOL = "trainers"
+POOL = "full"
 
 _PRIVATE: dict[str, Any] = {}
 
 
 class PoolReference(TcgPocketReference):
-    """``TcgPocketReference`` dealing ``POOL`` (``trainers``) unless told otherwise.
+    """``TcgPocketReference`` dealing ``POOL`` (``full``) unless told otherwise.
 
     A class of its own, not ``TcgPocketReference(pool=POOL)``: ``envport translate`` reuses
     a registered spec whose reference is exactly the class it translates (``agent/loop.py``,
@@ -174,13 +174,14 @@ def _attackers() -> list[tuple[np.ndarray, np.ndarray]]:
     first) and the Energy per type that pays every one of its attacks."""
     if "attackers" not in _PRIVATE:
         from envport.envs.tcg_pocket.cards import ENERGY_INDEX
-        from envport.envs.tcg_pocket.deck import status_pokemon
+        from envport.envs.tcg_pocket.deck import pool_pokemon
         from envport.envs.tcg_pocket.encode import _TABLE, CARD_ID
 
         out = []
-        for name in status_pokemon(_TABLE):
+        for name in pool_pokemon(POOL, _TABLE):
             card = _TABLE[name]
-            if all(a.effect is None and a.damage_mode == "" for a in card.attacks):
+            if not card.is_pokemon or all(a.effect is None and a.damage_mode == ""
+                                          for a in card.attacks):
                 continue
             chain = [name]
             while _TABLE[chain[0]].evolves_from in _TABLE:
@@ -214,14 +215,14 @@ def _ready_attacker(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
 def _trainer_in_hand(s: dict[str, np.ndarray], rng: np.random.Generator) -> None:
     """A Trainer of the pool in the player to move's hand (a hand card replaced, or added to
     an empty hand), and no Supporter played yet this turn: the Trainers' checks and effects
-    from states random play reaches with other hands. Only for the ``trainers`` pool."""
-    if POOL != "trainers":
-        return
-    from envport.envs.tcg_pocket.deck import pool_trainers
+    from states random play reaches with other hands. Only for a pool with Trainers."""
+    from envport.envs.tcg_pocket.deck import pool_trainer_cards
     from envport.envs.tcg_pocket.encode import CARD_ID
 
+    names = pool_trainer_cards(POOL)
+    if not names:
+        return
     p = int(s["current"])
-    names = pool_trainers()
     n = int((s["hand"][p] > 0).sum())
     s["hand"][p, int(rng.integers(max(n, 1)))] = CARD_ID[names[int(rng.integers(len(names)))]]
     s["played_supporter"][p] = False

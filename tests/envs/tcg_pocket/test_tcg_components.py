@@ -91,7 +91,7 @@ def _mutant(module, top_level: str, original: str, mutated: str, operator: str =
 
 def test_seeded_trainer_bugs_fail_the_trainer_and_mask_checks():
     # Blaine's +30 -> -30: seen only in an attack after Blaine was played
-    blaine = _mutant(rules, "use_attack", "damage + jnp.where((base > 0) & s.blaine[p]",
+    blaine = _mutant(rules, "damage_to_active", "damage + jnp.where((base > 0) & s.blaine[p]",
                      "damage - jnp.where((base > 0) & s.blaine[p]", operator="arith")
     with applied(rules, blaine), pytest.raises(K.ComponentMismatch, match="trainer:blaine: case"):
         K.components()["trainer:blaine"]()

@@ -1,5 +1,6 @@
-"""``SPEC``'s engine deals its own resets decks of the ``status`` pool: legal decks of the
-reference's builder, and a dealt state the reference plays on with the same legal actions."""
+"""``SPEC``'s engine deals its own resets decks of its pool (``full`` since the full-pool
+slice; ``status`` and ``trainers`` decks too): legal decks of the reference's builder, and a
+dealt state the reference plays on with the same legal actions."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from envport.envs.tcg_pocket.cards import ENERGY_TYPES
 from envport.envs.tcg_pocket.dealt import StatusDealtTcgPocket, pool_decks, status_decks
 from envport.envs.tcg_pocket.deck import (
     TRAINERS_POKEMON_CARDS,
+    full_cards,
+    full_trainers,
     pool_trainers,
     status_pokemon,
     trainers_cards,
@@ -39,6 +42,24 @@ def test_trainers_decks_are_legal_decks_of_the_pool():
         assert set(names) <= pool
         assert sum(n in trainers for n in names) == 20 - TRAINERS_POKEMON_CARDS
     assert "Koga" not in trainers and len(trainers) == 14
+
+
+def test_full_decks_are_legal_decks_of_the_whole_pool():
+    """The ``full`` decks hold only supported cards, 8 Trainers from all 15 (Koga too), and,
+    over the table, Pokémon beyond the ``trainers`` pool and fossil lines."""
+    from envport.envs.tcg_pocket.dealt import pool_deck_list
+
+    decks = pool_deck_list("full")
+    pool, trainers = set(full_cards()), set(full_trainers())
+    beyond = set(full_cards()) - set(trainers_cards())
+    for deck in decks[:64]:
+        validate_deck(deck.cards, deck.energy_types)
+        assert set(deck.cards) <= pool
+        assert sum(n in trainers for n in deck.cards) == 20 - TRAINERS_POKEMON_CARDS
+    names = {n for d in decks for n in d.cards}
+    assert "Koga" in trainers and len(trainers) == 15
+    assert sum(bool(set(d.cards) & beyond) for d in decks) > len(decks) // 2
+    assert {"Helix Fossil", "Dome Fossil", "Old Amber"} <= names and "Koga" in names
 
 
 def test_dealt_reset_is_a_state_the_reference_plays_on():

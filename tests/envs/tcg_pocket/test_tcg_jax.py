@@ -1,5 +1,5 @@
 """The JAX engine (``jax_engine/``, produced through the translation loop) against the reference
-on its ``status`` pool (and the ``plain`` pool inside it): whole games in lockstep with the
+on its pools (``full``, ``trainers``, ``status``, ``plain``): whole games in lockstep with the
 engine's own generator (masks, states, observations of both players, rewards, ends; random and
 heuristic players, evolutions, Special Conditions and coins included), and illegal actions as
 no-ops."""
@@ -75,6 +75,46 @@ def test_illegal_actions_change_nothing(compiled):
         assert float(res.reward) == 0.0 and np.array_equal(np.asarray(res.obs), np.asarray(obs))
 
 
+def _lockstep_game(compiled, pool: str, seed: int, reset_seed: int):
+    """A whole game of ``pool`` on both engines (random legal actions for an even ``seed``,
+    the heuristic for an odd one), masks and steps compared; yields (the reference's state
+    before the action, the action, the reference's log lines of the step)."""
+    ref = TcgPocketReference(pool=pool)
+    ref.reset(reset_seed)
+    s = BRIDGE.to_jax(ref.get_state())
+    rng = np.random.default_rng(seed)
+    for t in range(1000):
+        mask = ref.action_mask()
+        assert np.array_equal(np.asarray(compiled["mask"](s)), mask), (pool, seed, t)
+        action = (ref.scripted_action(rng) if seed % 2 else
+                  int(rng.choice(np.flatnonzero(mask))))
+        before, log = ref.get_state(), len(ref.game.state.log)
+        to_act = ref.game.to_act()
+        s, _, done = _step_alike(compiled, ref, s, action, (pool, seed, t))
+        yield before, to_act, action, ref.game.state.log[log:]
+        if done:
+            return
+    raise AssertionError(f"{pool} seed {seed}: no end in 1000 steps")
+
+
+def test_full_pool_games_in_lockstep(compiled):
+    """Games of the ``full`` pool (every card the reference plays), random and heuristic
+    players: the attacks of the templates beyond the ``trainers`` pool, their choices
+    (targets, Benched Pokémon, Energy from the Zone) and draws, from the engine's own
+    generator."""
+    from envport.envs.tcg_pocket.cards import load_table
+    from envport.envs.tcg_pocket.deck import status_pokemon
+
+    table = load_table()
+    beyond = {a.name for n in set(table.cards) - set(status_pokemon()) if table[n].is_pokemon
+              for a in table[n].attacks if a.effect is not None}
+    used: set[str] = set()
+    for seed in range(6):
+        for _, _, _, lines in _lockstep_game(compiled, "full", seed, 200 + seed):
+            used |= {line.split(" uses ")[1] for line in lines if " uses " in line} & beyond
+    assert len(used) >= 5, used  # attacks of the new templates were used
+
+
 def test_trainers_games_in_lockstep(compiled):
     """Games of the ``trainers`` pool (8 Trainers a deck), random and heuristic players: every
     Trainer the players play, each effect's draws (Misty's coins, Poké Ball's pick, Red Card's
@@ -86,21 +126,8 @@ def test_trainers_games_in_lockstep(compiled):
     trainer_ids = {CARD_ID[n]: n for n in pool_trainers()}
     played: set[str] = set()
     for seed in range(4):
-        ref = TcgPocketReference(pool="trainers")
-        ref.reset(100 + seed)
-        s = BRIDGE.to_jax(ref.get_state())
-        rng = np.random.default_rng(seed)
-        for t in range(1000):
-            mask = ref.action_mask()
-            assert np.array_equal(np.asarray(compiled["mask"](s)), mask), (seed, t)
-            action = (ref.scripted_action(rng) if seed % 2 else
-                      int(rng.choice(np.flatnonzero(mask))))
-            want_s = ref.get_state()
-            if PLAY <= action < PLAY + 80 and not (want_s["pending_kind"] >= 0).any():
-                card = int(want_s["hand"][ref.game.to_act(), (action - PLAY) // 4])
+        for before, to_act, action, _ in _lockstep_game(compiled, "trainers", seed, 100 + seed):
+            if PLAY <= action < PLAY + 80 and not (before["pending_kind"] >= 0).any():
+                card = int(before["hand"][to_act, (action - PLAY) // 4])
                 played |= {trainer_ids[card]} if card in trainer_ids else set()
-            s, _, done = _step_alike(compiled, ref, s, action, (seed, t))
-            if done:
-                break
-        assert done
     assert len(played) >= 8, played  # most of the pool's 14 Trainers were played

@@ -32,18 +32,23 @@ def test_every_known_equivalent_names_a_mutant_of_the_engine():
 
 
 def test_a_column_key_holds_for_its_site_only():
-    """The two 0s of ``jnp.where(defender != 0, damage, 0)``: only the second is keyed."""
-    from envport.core.registry import spec
+    """A key naming a column holds for that site of its line only: the two 0s of
+    ``jnp.where(occ[0], bench_free, 0)`` (``put_in_play``), the second keyed, in a table of
+    this test's own (the engine's own table has no column key since the full-pool slice)."""
+    from types import SimpleNamespace
+
     from envport.envs.tcg_pocket.jax_engine import rules
     from envport.verify.mutation.equivalence import known_reason
     from envport.verify.mutation.generate import generate
 
-    line = "jnp.where(defender != 0, damage, 0).astype(jnp.int16)))"
+    line = "slot = jnp.where(occ[0], bench_free, 0)"
     zeros = [ms.mutant for ms in generate(rules)
              if ms.mutant.source_line == line and ms.mutant.description == "0 -> 1"]
-    assert [m.column for m in zeros] == [22, 33]
-    kinds = [known_reason(spec("tcg-pocket"), rules.__file__, m)[0] for m in zeros]
-    assert kinds == ["", "reachable"]
+    assert [m.column for m in zeros] == [21, 37]
+    table = {("rules.py", line, "0 -> 1", 37): ("proof", "this test's own entry")}
+    spec = SimpleNamespace(verification=SimpleNamespace(equivalent_mutants=lambda: table))
+    kinds = [known_reason(spec, rules.__file__, m)[0] for m in zeros]
+    assert kinds == ["", "proof"]
 
 
 def test_the_shorter_tables_lose_no_written_value():
@@ -53,7 +58,8 @@ def test_the_shorter_tables_lose_no_written_value():
     assert not C.IS_POKEMON[last].any() and not (C.KIND[last] == 3).any()
     for table in (C.HP, C.EVOLVES_FROM, C.ATK_AMOUNT):
         assert not table[last].any()
-        assert not table[~C.IS_POKEMON].any()  # written for Pokémon only
+        written = C.IS_POKEMON | (C.IS_FOSSIL if table is C.HP else False)
+        assert not table[~written].any()  # written for Pokémon only (HP: and fossils)
 
 
 def test_a_card_that_evolves_is_a_stage_1_or_2_pokemon():

@@ -23,9 +23,9 @@ def test_registered_and_made(spec):
     assert "tcg-pocket" in envport.list_envs()
     env = envport.make("tcg-pocket")
     assert isinstance(env, TcgPocket) and isinstance(env, Environment)
-    assert spec.status == "in progress" and "trainers" in spec.summary
+    assert spec.status.startswith("verified") and "'full' pool" in spec.summary
     ref = spec.make_reference()
-    assert ref.pool == "trainers"  # the pool the engine covers, not the whole game
+    assert ref.pool == "full"  # every card the reference plays
     assert isinstance(spec.make_bridge(), TcgPocketBridge)
 
 
@@ -134,13 +134,19 @@ def test_perturbed_l2_states_are_states_the_reference_plays_on(spec):
 
 
 def test_l1_components_cover_every_template_and_condition(spec):
-    """``SPEC`` names one L1 check per attack template of the pool, per Special Condition and
-    per Trainer, the mask and reset checks: those ``components.py`` defines (they run under
-    ``pytest -m slow``)."""
+    """``SPEC`` names one L1 check per attack template of the pool, per Special Condition, per
+    Trainer and per fossil rule, the mask and reset checks: those ``components.py`` defines
+    (they run under ``pytest -m slow``)."""
+    from envport.envs.tcg_pocket.cards import load_table
     from envport.envs.tcg_pocket.components import CONDITIONS, components
-    from envport.envs.tcg_pocket.deck import STATUS_TEMPLATES, TRAINERS_EFFECTS
+    from envport.envs.tcg_pocket.deck import full_pokemon, full_trainers
 
-    want = {f"template:{t}" for t in STATUS_TEMPLATES} | {f"checkup:{c}" for c in CONDITIONS}
+    table = load_table()
+    templates = {a.effect["template"] for n in full_pokemon() if table[n].is_pokemon
+                 for a in table[n].attacks if a.effect is not None}
+    assert len(templates) == 29  # every template the card table names
+    want = {f"template:{t}" for t in templates} | {f"checkup:{c}" for c in CONDITIONS}
     want |= {"end:both_win", "mask:legal", "reset:deal", "reset:decks"}
-    want |= {f"trainer:{e}" for e in TRAINERS_EFFECTS}
+    want |= {f"trainer:{table[n].effect}" for n in full_trainers()}
+    want |= {"fossil:play", "fossil:evolve", "fossil:discard"}
     assert set(spec.verification.components) == want == set(components())

@@ -1,6 +1,6 @@
-"""Pokémon TCG Pocket in JAX (the ``trainers`` pool of ``TcgPocketReference``: Pokémon of any
-stage with printed-damage attacks or the effect templates of Special Conditions and coins, and
-every Item and Supporter but Koga; the ``status`` and ``plain`` pools are its subsets):
+"""Pokémon TCG Pocket in JAX (the ``full`` pool of ``TcgPocketReference``: every card the
+reference plays, so every Pokémon without an Ability, the fossils and every Trainer; the
+``trainers``, ``status`` and ``plain`` pools are its subsets):
 fixed-size arrays of the reference's layout (``state.py``), the rules of ``rules.py``, masks,
 both players' observations (``encode.py``).
 

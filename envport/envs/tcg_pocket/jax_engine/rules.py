@@ -1,25 +1,31 @@
-"""The rules (reference ``rules.py``) in JAX, for the cards of the ``trainers`` pool: Pokémon of
-any stage with no Ability whose attacks do printed damage or use the effect templates of
-Special Conditions and coins (``cards.TEMPLATES``), and the Trainers of ``cards.EFFECTS``
-(every Item and Supporter of the reference but Koga).
+"""The rules (reference ``rules.py``) in JAX, for the cards of the ``full`` pool: every
+Pokémon the reference plays (no Ability; every attack template, ``cards.TEMPLATES``), the
+fossils and every Trainer (``cards.EFFECTS``).
 
 Covered, with the reference's order of draws: the opening hands (``basic_first``), the
 first-player coin, setup placements, the Energy Zone (rolls, rotation, the first turn's none),
-draw with the hand limit and an empty deck, attach, Basics to the Bench, retreat (cost, the
-Energy choice as ``retreat_energy`` decisions, answered at once when only one type is left;
-not while Asleep or Paralyzed), attacks (cost; Asleep/Paralyzed cannot attack; Confusion's
-coin; the damage templates' coins: multi-coin, flip until tails, coin bonus, all-heads bonus,
-coin bonus or recoil, coin fail; +20 Weakness on damage > 0, Giovanni's +10; then the effect:
-a Special Condition, a coin for one, self-heal, discarding own Energy, recoil), Special
-Conditions (Asleep, Paralyzed and Confused replace each other; Poisoned and Burned stack; they
-go when the Pokémon retreats or evolves), the Checkup (both Actives, condition by condition:
-Poisoned 10, Burned 20 then a coin, Asleep a coin, Paralyzed removed after its owner's turn;
-the current player's Active first within one condition), Knock Outs (points, 2 for an ``ex``;
-after the attack and again after the Checkup), the game's end (3 points, no Pokémon in play,
-both at once: a draw; the turn limit), promotions (``promotion_order``, a single Benched
-Pokémon promoted without asking) and evolution (onto ``evolves_from`` one stage lower, not on a
-player's first turn, not on a Pokémon that entered play or evolved this turn; damage and
-Energy stay).
+draw with the hand limit and an empty deck, attach, Basics and fossils to the Bench, retreat
+(cost, the Energy choice as ``retreat_energy`` decisions, answered at once when only one type
+is left; not while Asleep or Paralyzed, not a fossil, not under "can't retreat"), discarding a
+fossil, attacks (cost; Asleep/Paralyzed or "can't attack" cannot attack; Confusion's coin; the
+damage templates: multi-coin, flip until tails, coin bonus, all-heads bonus, coin bonus or
+recoil, coin fail, per count, bonus if; the damage to the opponent's Active: Giovanni's +10,
+Blaine's +30, +20 Weakness on damage > 0, the T13 reductions, Dig's protection; then the effect
+(``AFTER``): a Special Condition, a coin for one, self-heal, discarding own Energy, recoil,
+Bench damage, discarding the opponent's Energy or a card of its hand, draw, searches, the
+opponent's hand revealed, a chosen target (snipe), T13 effects on either Active, Energy from the
+Zone, switches, blocked Supporters, healing the damage dealt, damage to a chosen Benched
+Pokémon of one's own; a choice with one answer taken at once, with none dropped, and Knock
+Outs once every choice is made), Special Conditions (Asleep, Paralyzed and Confused replace
+each other; Poisoned and Burned stack; they and attack effects go when the Pokémon leaves the
+Active Spot or evolves), the Checkup (both Actives, condition by condition: Poisoned 10,
+Burned 20 then a coin, Asleep a coin, Paralyzed removed after its owner's turn; the current
+player's Active first within one condition), Knock Outs (points, 2 for an ``ex``; after the
+attack and again after the Checkup), the game's end (3 points, no Pokémon in play, both at
+once: a draw; the turn limit), promotions (``promotion_order``, a single Benched Pokémon
+promoted without asking) and evolution (onto ``evolves_from`` one stage lower, fossils
+included; not on a player's first turn, not on a Pokémon that entered play or evolved this
+turn; damage and Energy stay).
 Trainers (8): an Item any number of times, a Supporter once per turn (not on turn 1, not while
 blocked), each card's check as the mask (its target, and "would do nothing" refused at the
 flag's default); Potion, Erika (heal 20, 50), Misty (coins until tails, a Water Energy per
@@ -27,9 +33,10 @@ heads), Brock (a Fighting Energy), Sabrina (the opponent's ``new_active`` choice
 (the Bench's Lightning Energy to the Active), Giovanni (+10), Blaine (+30 for Ninetales,
 Rapidash, Magmar), X Speed (retreat -1), Hand Scope and Pokédex (what is revealed), Professor's
 Research (draw 2), Poké Ball (a pick over the deck's Basics), Red Card (the opponent's hand into
-its deck, a shuffle, draw 3); the card then goes to the discard pile.
-Not covered (masked as illegal, so never reached from a legal play): Koga, fossils, the
-other attack templates (a state holding them is outside what was verified).
+its deck, a shuffle, draw 3), Koga (the Active Muk or Weezing back to the hand, then a
+promotion); the card then goes to the discard pile.
+Not covered: Abilities (the reference does not play them either), and the flags
+``config.UNSUPPORTED`` keeps at their defaults.
 
 Every function maps a ``State`` to a ``State``; branches are taken with ``select`` on whole
 states so that everything traces under ``jit`` and ``vmap``.
@@ -52,10 +59,13 @@ from envport.envs.tcg_pocket.jax_engine.state import (
     C_CONFUSED,
     C_PARALYZED,
     C_POISONED,
+    D_ATTACK_TARGET,
     D_NEW_ACTIVE,
+    D_OWN_BENCH_DAMAGE,
     D_PROMOTE,
     D_RETREAT_ENERGY,
     D_SETUP,
+    D_ZONE_ATTACH,
     DRAW,
     FIELDS,
     MAX_PENDING,
@@ -84,7 +94,7 @@ IS_BASIC = jnp.asarray(C.IS_BASIC)
 IS_POKEMON = jnp.asarray(C.IS_POKEMON)
 STAGE = jnp.asarray(C.STAGE, jnp.int32)
 EVOLVES_FROM = jnp.asarray(C.EVOLVES_FROM, jnp.int32)
-IS_FOSSIL = jnp.asarray(C.KIND == C.KIND_NAMES.index("fossil"))  # noqa: SIM300
+IS_FOSSIL = jnp.asarray(C.IS_FOSSIL)
 HP = jnp.asarray(C.HP, jnp.int32)
 RETREAT = jnp.asarray(C.RETREAT, jnp.int32)
 EX = jnp.asarray(C.EX)
@@ -103,13 +113,27 @@ ATK_AMOUNT = jnp.asarray(C.ATK_AMOUNT, jnp.int32)
 ATK_CONDITION = jnp.asarray(C.ATK_CONDITION, jnp.int32)
 ATK_DISCARD_TYPE = jnp.asarray(C.ATK_DISCARD_TYPE, jnp.int32)
 ATK_DISCARD_COUNT = jnp.asarray(C.ATK_DISCARD_COUNT, jnp.int32)
+ATK_COIN = jnp.asarray(C.ATK_COIN)
+ATK_PER = jnp.asarray(C.ATK_PER, jnp.int32)
+ATK_COUNT = jnp.asarray(C.ATK_COUNT, jnp.int32)
+ATK_PREDICATE = jnp.asarray(C.ATK_PREDICATE, jnp.int32)
+ATK_N = jnp.asarray(C.ATK_N, jnp.int32)
+ATK_ENERGY = jnp.asarray(C.ATK_ENERGY, jnp.int32)
+ATK_NAME = jnp.asarray(C.ATK_NAME, jnp.int32)
+ATK_TARGET_TYPE = jnp.asarray(C.ATK_TARGET_TYPE, jnp.int32)
+ATK_BENCH_ONLY = jnp.asarray(C.ATK_BENCH_ONLY)
+ATK_EFFECT = jnp.asarray(C.ATK_EFFECT, jnp.int32)
 MAX_COINS = int(C.ATK_COINS.max())  # the static bound of a multi-coin attack's loop
+MAX_DRAW = int(C.ATK_N[C.ATK_TEMPLATE == C.T_DRAW].max(initial=0))  # the draw template's bound
+CANNOT_ATTACK, CANNOT_RETREAT, ATTACK_MINUS, TAKES_MINUS, PREVENT_ALL = range(
+    len(C.ATTACK_EFFECTS))
 IS_SUPPORTER = jnp.asarray(C.IS_SUPPORTER)
 IS_TRAINER = jnp.asarray(C.IS_TRAINER)
 TRAINER_EFFECT = jnp.asarray(C.TRAINER_EFFECT, jnp.int32)
 BLAINE = jnp.asarray(C.BLAINE)
 BROCK = jnp.asarray(C.BROCK)
 SURGE = jnp.asarray(C.SURGE)
+KOGA = jnp.asarray(C.KOGA)
 GRASS, WATER, LIGHTNING, FIGHTING = (C.ENERGY_TYPES.index(t) for t in (
     "Grass", "Water", "Lightning", "Fighting"))  # a Pokémon's type and an Energy type alike
 EXCLUSIVE = jnp.zeros(5, bool).at[jnp.asarray([C_ASLEEP, C_PARALYZED, C_CONFUSED])].set(True)
@@ -192,13 +216,23 @@ def put_in_play(s: State, p: Any, card: jax.Array, turn: Any) -> State:
 
 
 # ---------------------------------------------------------------- the decision queue
-def queue_push(s: State, kind: Any, player: Any, left: Any = -1, bench: Any = -1) -> State:
+def queue_push(s: State, kind: Any, player: Any, left: Any = -1, bench: Any = -1,
+               energy: Any = -1, amount: Any = 0, options: Any = None) -> State:
+    """Append a decision (reference ``ask`` appends); ``options``: bool[4], the slots it
+    allows (reference ``data["options"]``), None: the decision's own (Benched slots, or the
+    attached Energy types)."""
     n = jnp.sum(s.pending_kind >= 0)
     at = jnp.arange(MAX_PENDING) == n
+    has = options is not None
+    opts = jnp.zeros(SLOTS, bool) if options is None else options
     return s.replace(pending_kind=jnp.where(at, kind, s.pending_kind),
                      pending_player=jnp.where(at, player, s.pending_player),
                      pending_left=jnp.where(at, left, s.pending_left),
-                     pending_bench=jnp.where(at, bench, s.pending_bench))
+                     pending_bench=jnp.where(at, bench, s.pending_bench),
+                     pending_energy=jnp.where(at, energy, s.pending_energy),
+                     pending_amount=jnp.where(at, amount, s.pending_amount),
+                     pending_options=jnp.where(at[:, None], opts[None, :], s.pending_options),
+                     pending_has_options=jnp.where(at, has, s.pending_has_options))
 
 
 def queue_pop(s: State) -> State:
@@ -429,11 +463,11 @@ def cost_paid(energy: jax.Array, typed: jax.Array, colorless: jax.Array) -> jax.
     return jnp.all(energy >= typed) & (jnp.sum(energy - typed) >= colorless)
 
 
-def use_attack(s: State, i: Any) -> State:
+def use_attack(s: State, i: Any, params: Params) -> State:
     """7: Confusion's coin (tails: nothing, flag ``confusion_tails`` at its default); the
-    damage templates' coins; the damage to the opponent's Active (+10 Giovanni, +30 Blaine for
-    Ninetales, Rapidash and Magmar, +20 Weakness, all only on damage > 0); the effect
-    template; recoil. Knock Outs: in ``advance``."""
+    damage templates' coins and counts; the damage to the opponent's Active
+    (``damage_to_active``; none for a snipe); the effect template (``AFTER``, which may ask a
+    decision: the attack stays open until it is answered); recoil. Knock Outs: in ``advance``."""
     p = i32(s.current)
     attacker = card_at(s, p, 0)
     s = end_turn(s)
@@ -455,36 +489,320 @@ def use_attack(s: State, i: Any) -> State:
     base = jnp.where((t == C.T_MULTI_COIN) | until, ATK_PER_HEADS[attacker, i] * h, base)
     bonus = ((t == C.T_COIN_BONUS) | (t == C.T_COIN_BONUS_OR_RECOIL)) & (h == 1)
     bonus = bonus | ((t == C.T_ALL_HEADS_BONUS) & (h == n))
+    bonus = bonus | ((t == C.T_BONUS_IF) & bonus_holds(s, p, attacker, i))
     base = base + jnp.where(bonus, ATK_BONUS[attacker, i], 0)
+    base = base + jnp.where(t == C.T_PER_COUNT, ATK_PER[attacker, i] * counted(s, p, attacker, i),
+                            0)
     recoil = jnp.where((t == C.T_COIN_BONUS_OR_RECOIL) & (h == 0), ATK_AMOUNT[attacker, i], 0)
+    recoil = recoil + jnp.where(t == C.T_RECOIL, ATK_AMOUNT[attacker, i], 0)
     nothing = fails | ((t == C.T_COIN_FAIL) & (h == 0))
     defender = card_at(s, 1 - p, 0)
+    dealt = jnp.where((defender != 0) & (t != C.T_SNIPE),
+                      damage_to_active(s, p, attacker, base), 0)
+    hit = s.replace(damage=s.damage.at[1 - p, 0].add(dealt.astype(jnp.int16)))
+    after = hit
+    for k, effect in AFTER.items():
+        after = select(t == k, effect(hit, p, attacker, i, dealt, params), after)
+    after = after.replace(damage=after.damage.at[p, 0].add(recoil.astype(jnp.int16)),
+                          attack_open=has_pending(after))
+    return select(nothing, s, after)
+
+
+def damage_to_active(s: State, p: Any, attacker: Any, base: Any) -> jax.Array:
+    """7 steps 2-4 on the opponent's Active (reference ``damage_to_active``): Giovanni's +10
+    and Blaine's +30 (Ninetales, Rapidash, Magmar) only on damage > 0; none through Dig's
+    protection; +20 Weakness on damage > 0, then the T13 reductions (the attacker's "-20",
+    the defender's "takes -20"; ``weakness_before_reduction`` at its default), floor 0."""
+    o = 1 - p
+    defender = card_at(s, o, 0)
     damage = base + jnp.where((base > 0) & s.giovanni[p], 10, 0)
     damage = damage + jnp.where((base > 0) & s.blaine[p] & BLAINE[attacker], 30, 0)
+    reduction = effect_on(s, p, ATTACK_MINUS) + effect_on(s, o, TAKES_MINUS)
     weak = (WEAKNESS[defender] >= 0) & (WEAKNESS[defender] == TYPE[attacker])
     damage = damage + jnp.where(weak & (damage > 0), 20, 0)
-    hit = s.replace(damage=s.damage.at[1 - p, 0].add(
-        jnp.where(defender != 0, damage, 0).astype(jnp.int16)))
-    # the effect text
-    coin_heads, rng = R.coin(hit.rng)
-    coin_t = t == C.T_COIN_STATUS
-    hit = hit.replace(rng=jnp.where(coin_t, rng, hit.rng))
-    inflict = (defender != 0) & ((t == C.T_STATUS) | (coin_t & coin_heads))
-    hit = select(inflict, add_condition(hit, 1 - p, jnp.clip(ATK_CONDITION[attacker, i], 0, 4)),
-                 hit)
-    own = hit.damage[p, 0]
-    healed = jnp.maximum(0, i32(own) - ATK_AMOUNT[attacker, i])
-    own = jnp.where(t == C.T_HEAL_SELF, healed, own)
-    recoil = recoil + jnp.where(t == C.T_RECOIL, ATK_AMOUNT[attacker, i], 0)
-    hit = hit.replace(damage=hit.damage.at[p, 0].set((i32(own) + recoil).astype(jnp.int16)))
-    e = i32(hit.energy[p, 0])
+    return jnp.where(protected(s, o), 0, jnp.maximum(0, damage - reduction))
+
+
+def in_force(s: State, p: Any, effect: int) -> jax.Array:
+    """A T13 effect on ``p``'s Active still in force this turn (reference ``effect_on``)."""
+    return i32(s.effect_until[p, 0, effect]) >= i32(s.turn)
+
+
+def effect_on(s: State, p: Any, effect: int) -> jax.Array:
+    """The amount of a T13 effect on ``p``'s Active in force this turn, else 0."""
+    return jnp.where(in_force(s, p, effect), i32(s.effect_amount[p, 0, effect]), 0)
+
+
+def protected(s: State, p: Any) -> jax.Array:
+    """Dig's "prevent all damage from and effects of attacks" on ``p``'s Active."""
+    return (card_at(s, p, 0) != 0) & in_force(s, p, PREVENT_ALL)
+
+
+def counted(s: State, p: Any, attacker: Any, i: Any) -> jax.Array:
+    """T10's count (reference ``t_per_count``): the Energy on the opponent's Active, or the
+    player's Benched Pokémon of the printed type and/or name."""
+    tops = jnp.stack([card_at(s, p, t) for t in range(1, SLOTS)])
+    kind, name = ATK_ENERGY[attacker, i], ATK_NAME[attacker, i]
+    match = (tops != 0) & ((kind < 0) | (TYPE[tops] == kind)) & ((name == 0) | (tops == name))
+    energy = jnp.sum(i32(s.energy[1 - p, 0]))
+    return jnp.where(ATK_COUNT[attacker, i] == 0, energy, jnp.sum(match))
+
+
+def bonus_holds(s: State, p: Any, attacker: Any, i: Any) -> jax.Array:
+    """T11's condition (reference ``t_bonus_if``): extra Energy of a type beyond the cost
+    (``extra_energy``), the attacker damaged, the defender damaged or Poisoned."""
+    o = 1 - p
+    e = i32(s.energy[p, 0])
+    kind = jnp.clip(ATK_ENERGY[attacker, i], 0, len(C.ENERGY_TYPES) - 1)
+    attached = e[kind]
+    others = jnp.sum(e) - attached
+    from_type = jnp.maximum(0, ATK_COLORLESS[attacker, i] - others)
+    extra = jnp.maximum(0, attached - ATK_TYPED[attacker, i, kind] - from_type)
+    defender = card_at(s, o, 0) != 0
+    return jnp.stack([extra >= ATK_N[attacker, i], s.damage[p, 0] > 0,
+                      defender & (s.damage[o, 0] > 0),
+                      defender & s.conditions[o, 0, C_POISONED]])[
+        jnp.clip(ATK_PREDICATE[attacker, i], 0, len(C.PREDICATES) - 1)]
+
+
+# ---------------------------------------------------------------- attack effects (after damage)
+def coin_first(s: State, attacker: Any, i: Any) -> tuple[State, jax.Array]:
+    """A template with a coin (``ATK_COIN``): the coin is drawn, the effect goes on on heads."""
+    heads, rng = R.coin(s.rng)
+    has = ATK_COIN[attacker, i]
+    return s.replace(rng=jnp.where(has, rng, s.rng)), ~has | heads
+
+
+def a_status(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    o = 1 - p
+    ok = (card_at(s, o, 0) != 0) & ~protected(s, o)
+    return select(ok, add_condition(s, o, jnp.clip(ATK_CONDITION[attacker, i], 0, 4)), s)
+
+
+def a_coin_status(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    heads, rng = R.coin(s.rng)
+    s = s.replace(rng=rng)
+    return select(heads, a_status(s, p, attacker, i, dealt, params), s)
+
+
+def a_heal_self(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    return heal(s, p, 0, ATK_AMOUNT[attacker, i])
+
+
+def a_discard_energy(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    e = i32(s.energy[p, 0])
     k = ATK_DISCARD_COUNT[attacker, i]
     kind = jnp.clip(ATK_DISCARD_TYPE[attacker, i], 0, 7)
     less = jnp.where(k == C.DISCARD_ALL, jnp.zeros_like(e),
                      e.at[kind].set(jnp.maximum(0, e[kind] - k)))
-    hit = hit.replace(energy=hit.energy.at[p, 0].set(
-        jnp.where(t == C.T_DISCARD_ENERGY, less, e).astype(jnp.int8)))
-    return select(nothing, s, hit)
+    return s.replace(energy=s.energy.at[p, 0].set(less.astype(s.energy.dtype)))
+
+
+def a_bench_damage(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    """Each of the opponent's Benched Pokémon, the printed amount (no Weakness, no bonuses)."""
+    o = 1 - p
+    hurt = jnp.where(occupied(s, o)[1:], ATK_AMOUNT[attacker, i], 0)
+    return s.replace(damage=s.damage.at[o, 1:].add(hurt.astype(jnp.int16)))
+
+
+def a_discard_opponent_energy(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    """The coin first where printed; then a random Energy unit of the defender (a pick over
+    the units in Energy-type order), unless there is none or it is protected."""
+    o = 1 - p
+    s, go = coin_first(s, attacker, i)
+    e = i32(s.energy[o, 0])
+    total = jnp.sum(e)
+    k, rng = R.randint(s.rng, total)
+    kind = jnp.argmax(jnp.cumsum(e) > k)
+    ok = go & (card_at(s, o, 0) != 0) & (total > 0) & ~protected(s, o)
+    less = s.replace(energy=s.energy.at[o, 0, kind].add(-1), rng=rng)
+    return select(ok, less, s)
+
+
+def a_draw(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    for j in range(MAX_DRAW):
+        s = select(j < ATK_N[attacker, i], draw(s, p, params), s)
+    return s
+
+
+def a_reveal_hand(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    return effect_hand_scope(s, p, 0, params)
+
+
+def a_snipe(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    """T12: the attacker chooses one of the opponent's Pokémon (the Bench only, if printed)."""
+    occ = occupied(s, 1 - p)
+    options = occ & ~(ATK_BENCH_ONLY[attacker, i] & (jnp.arange(SLOTS) == 0))
+    amount = ATK_AMOUNT[attacker, i]
+    return ask(s, D_ATTACK_TARGET, p, options,
+               lambda x, slot: snipe_hit(x, p, slot, amount), amount=amount)
+
+
+def snipe_hit(s: State, p: Any, slot: Any, amount: Any) -> State:
+    """On the Active the whole pipeline (``damage_to_active``); on the Bench the amount."""
+    hit = jnp.where(slot == 0, damage_to_active(s, p, card_at(s, p, 0), amount), amount)
+    return s.replace(damage=s.damage.at[1 - p, slot].add(hit.astype(jnp.int16)))
+
+
+def a_defending_effect(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    """T13 on the opponent's Active until the end of the opponent's next turn."""
+    o = 1 - p
+    s, go = coin_first(s, attacker, i)
+    ok = go & (card_at(s, o, 0) != 0) & ~protected(s, o)
+    return select(ok, set_effect(s, o, attacker, i), s)
+
+
+def a_self_effect(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    """T13 on the attacker until the end of the opponent's next turn."""
+    s, go = coin_first(s, attacker, i)
+    return select(go, set_effect(s, p, attacker, i), s)
+
+
+def set_effect(s: State, p: Any, attacker: Any, i: Any) -> State:
+    e = jnp.clip(ATK_EFFECT[attacker, i], 0, len(C.ATTACK_EFFECTS) - 1)
+    until = (i32(s.turn) + 1).astype(s.effect_until.dtype)
+    return s.replace(effect_until=s.effect_until.at[p, 0, e].set(until),
+                     effect_amount=s.effect_amount.at[p, 0, e].set(
+                         ATK_AMOUNT[attacker, i].astype(s.effect_amount.dtype)))
+
+
+def a_zone_attach(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    """T14: Energy from the Energy Zone (not the turn's): the printed count, else one per heads
+    of the printed coins; to the attacker, or one at a time to a chosen Benched Pokémon of the
+    printed type."""
+    fixed = ATK_N[attacker, i]
+    h, rng = R.heads(s.rng, jnp.where(fixed > 0, 0, ATK_COINS[attacker, i]), MAX_COINS)
+    s = s.replace(rng=rng)
+    count = jnp.where(fixed > 0, fixed, h)
+    kind = jnp.clip(ATK_ENERGY[attacker, i], 0, len(C.ENERGY_TYPES) - 1)
+    to_self = add_energy(s, p, 0, kind, count)
+    tops = jnp.stack([card_at(s, p, t) for t in range(SLOTS)])
+    options = (tops != 0) & (TYPE[tops] == ATK_TARGET_TYPE[attacker, i]) & (
+        jnp.arange(SLOTS) > 0)
+    to_bench = ask(s, D_ZONE_ATTACH, p, options,
+                   lambda x, slot: add_energy(x, p, slot, kind, count), left=count, energy=kind)
+    return select(ATK_TARGET_TYPE[attacker, i] < 0, to_self, select(count > 0, to_bench, s))
+
+
+def a_search_hand(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    """T16: a random Pokémon of the type from the deck to the hand (a pick over the matching
+    cards in deck order; none: no draw; ``hand_limit_applies_to_search`` at its default)."""
+    deck = i32(s.deck[p])
+    match = (deck != 0) & IS_POKEMON[deck] & (TYPE[deck] == ATK_ENERGY[attacker, i])
+    return pick_from_deck(s, p, match, lambda x, card: x.replace(
+        hand=x.hand.at[p].set(zpush(x.hand[p], card))))
+
+
+def a_search_bench(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    """T16: a random card of the name from the deck onto the Bench, if there is room."""
+    deck = i32(s.deck[p])
+    room = jnp.any(~occupied(s, p)[1:])
+    match = (deck != 0) & (deck == ATK_NAME[attacker, i]) & room
+    return pick_from_deck(s, p, match, lambda x, card: put_in_play(x, p, card, x.turn))
+
+
+def pick_from_deck(s: State, p: Any, match: jax.Array, then: Any) -> State:
+    """A uniform pick over the deck's ``match`` cards in deck order, taken out of the deck and
+    given to ``then``; with none, nothing is drawn."""
+    n = jnp.sum(match)
+    k, rng = R.randint(s.rng, n)
+    card, rest = zpop(s.deck[p], jnp.argmax(jnp.cumsum(match) == k + 1))
+    found = then(s.replace(deck=s.deck.at[p].set(rest), rng=rng), card)
+    return select(n > 0, found, s)
+
+
+def a_switch_opponent(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    """T17: the opponent's Active to the Bench; the opponent chooses the new Active."""
+    o = 1 - p
+    return select(protected(s, o), s, ask_new_active(s, o))
+
+
+def a_switch_self(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    return ask_new_active(s, p)
+
+
+def a_block_supporters(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    until = (i32(s.turn) + 1).astype(s.supporters_blocked_until.dtype)
+    return s.replace(supporters_blocked_until=s.supporters_blocked_until.at[1 - p].set(until))
+
+
+def a_discard_opponent_hand(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    """The coin first where printed; then a random card of the opponent's hand (a pick over
+    its order) to its discard pile."""
+    o = 1 - p
+    s, go = coin_first(s, attacker, i)
+    n = zcount(s.hand[o])
+    k, rng = R.randint(s.rng, n)
+    card, rest = zpop(s.hand[o], k)
+    out = s.replace(hand=s.hand.at[o].set(rest), discard=s.discard.at[o].set(
+        zpush(s.discard[o], card)), rng=rng)
+    return select(go & (n > 0), out, s)
+
+
+def a_heal_dealt(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    return heal(s, p, 0, dealt)
+
+
+def a_own_bench_damage(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
+        params: Params) -> State:
+    """The attacker chooses one of its own Benched Pokémon (no Weakness)."""
+    options = occupied(s, p) & (jnp.arange(SLOTS) > 0)
+    amount = ATK_AMOUNT[attacker, i]
+    return ask(s, D_OWN_BENCH_DAMAGE, p, options, lambda x, slot: x.replace(
+        damage=x.damage.at[p, slot].add(amount.astype(jnp.int16))), amount=amount)
+
+
+AFTER = {  # reference ``AFTER_TEMPLATES`` (recoil is added by ``use_attack``)
+    C.T_STATUS: a_status, C.T_COIN_STATUS: a_coin_status, C.T_HEAL_SELF: a_heal_self,
+    C.T_DISCARD_ENERGY: a_discard_energy, C.T_BENCH_DAMAGE: a_bench_damage,
+    C.T_DISCARD_OPPONENT_ENERGY: a_discard_opponent_energy, C.T_DRAW: a_draw,
+    C.T_REVEAL_HAND: a_reveal_hand, C.T_SNIPE: a_snipe,
+    C.T_DEFENDING_EFFECT: a_defending_effect, C.T_SELF_EFFECT: a_self_effect,
+    C.T_ZONE_ATTACH: a_zone_attach, C.T_SEARCH_HAND: a_search_hand,
+    C.T_SEARCH_BENCH: a_search_bench, C.T_SWITCH_OPPONENT: a_switch_opponent,
+    C.T_SWITCH_SELF: a_switch_self, C.T_BLOCK_SUPPORTERS: a_block_supporters,
+    C.T_DISCARD_OPPONENT_HAND: a_discard_opponent_hand, C.T_HEAL_DEALT: a_heal_dealt,
+    C.T_OWN_BENCH_DAMAGE: a_own_bench_damage,
+}
+
+
+def ask(s: State, kind: int, player: Any, options: jax.Array, resolve: Any, left: Any = -1,
+        energy: Any = -1, amount: Any = 0) -> State:
+    """Reference ``ask``: a decision with one legal answer is taken at once
+    (``resolve(state, slot)``), one with none is dropped, else it is queued."""
+    n = jnp.sum(options)
+    only = jnp.argmax(options)
+    queued = queue_push(s, kind, player, left=left, energy=energy, amount=amount,
+                        options=options)
+    return select(n == 1, resolve(s, only), select(n > 1, queued, s))
+
+
+def ask_new_active(s: State, p: Any) -> State:
+    """A ``new_active`` decision for ``p`` (reference ``ask``, the Benched slots)."""
+    occ = occupied(s, p)
+    benched = jnp.sum(occ[1:])
+    only = jnp.argmax(occ[1:]) + 1
+    return select(benched == 1, switch_active(s, p, only), select(
+        benched > 1, queue_push(s, D_NEW_ACTIVE, p), s))
 
 
 # ---------------------------------------------------------------- legality
@@ -528,6 +846,8 @@ def legal_mask(s: State) -> jax.Array:
                    & (jnp.sum(i32(s.energy[p, 0])) >= retreat_cost(s, p)))
     main = main.at[A.RETREAT:A.ATTACH].set(can_retreat & occ[1:])
     main = main.at[A.ATTACH:A.DISCARD].set((s.energy_current[p] >= 0) & occ)
+    tops = jnp.stack([card_at(s, p, t) for t in range(SLOTS)])
+    main = main.at[A.DISCARD:A.PLAY].set(IS_FOSSIL[tops] & occ & (jnp.sum(occ) > 1))
     play = jnp.zeros((A.MAX_HAND, SLOTS), bool).at[:, 0].set(basic_in_hand & bench_room)
     play = play | evolve_mask(s, p, hand_cards, h_ok) | trainer_mask(s, p, hand_cards, h_ok)
     main = main.at[A.PLAY:A.CHOOSE].set(play.ravel())
@@ -581,18 +901,19 @@ def trainer_mask(s: State, p: jax.Array, hand_cards: jax.Array, h_ok: jax.Array)
         t0 & opp_hand,  # hand_scope
         t0 & own_deck, t0 & own_deck, t0 & own_deck,  # pokedex, professors_research, poke_ball
         t0 & opp_cards,  # red_card
+        t0 & KOGA[tops],  # koga: the Active Muk or Weezing
     ])
     return playable[:, None] & by_effect[jnp.clip(TRAINER_EFFECT[hand_cards], 0,
                                                   len(C.EFFECTS) - 1)]
 
 
 # ---------------------------------------------------------------- Trainers (8), one per effect
-def heal(s: State, p: Any, t: Any, amount: int) -> State:
+def heal(s: State, p: Any, t: Any, amount: Any) -> State:
     healed = jnp.maximum(0, i32(s.damage[p, t]) - amount)
     return s.replace(damage=s.damage.at[p, t].set(healed.astype(s.damage.dtype)))
 
 
-def add_energy(s: State, p: Any, t: Any, kind: int, n: Any) -> State:
+def add_energy(s: State, p: Any, t: Any, kind: Any, n: Any) -> State:
     more = i32(s.energy[p, t, kind]) + n
     return s.replace(energy=s.energy.at[p, t, kind].set(more.astype(s.energy.dtype)))
 
@@ -618,12 +939,7 @@ def effect_brock(s: State, p: Any, t: Any, params: Params) -> State:
 def effect_sabrina(s: State, p: Any, t: Any, params: Params) -> State:
     """The opponent switches its Active with a Benched Pokémon it chooses (one Benched: at
     once, as the reference's ``ask``)."""
-    o = 1 - p
-    occ = occupied(s, o)
-    benched = jnp.sum(occ[1:])
-    only = jnp.argmax(occ[1:]) + 1
-    return select(benched == 1, switch_active(s, o, only), select(
-        benched > 1, queue_push(s, D_NEW_ACTIVE, o), s))
+    return ask_new_active(s, 1 - p)
 
 
 def effect_lt_surge(s: State, p: Any, t: Any, params: Params) -> State:
@@ -687,10 +1003,21 @@ def effect_red_card(s: State, p: Any, t: Any, params: Params) -> State:
     return s
 
 
+def effect_koga(s: State, p: Any, t: Any, params: Params) -> State:
+    """The Active Muk or Weezing returns to the hand with its evolution cards (bottom first);
+    its Energy leaves play; then the game's end (no Pokémon in play), else a promotion."""
+    hand = s.hand[p]
+    for j in range(3):
+        x = s.stack[p, 0, j]
+        hand = jnp.where(x != 0, zpush(hand, x), hand)
+    s = check_game_over(clear_slot(s.replace(hand=s.hand.at[p].set(hand)), p, 0))
+    return select(s.stage == S_OVER, s, ask_promote(s, p))
+
+
 EFFECTS: tuple[Any, ...] = (  # annotated after the loop (mypy: the None is never called)
     None, effect_potion, effect_erika, effect_misty, effect_brock, effect_sabrina,
     effect_lt_surge, effect_giovanni, effect_blaine, effect_x_speed, effect_hand_scope,
-    effect_pokedex, effect_professors_research, effect_poke_ball, effect_red_card)
+    effect_pokedex, effect_professors_research, effect_poke_ball, effect_red_card, effect_koga)
 assert len(EFFECTS) == len(C.EFFECTS)
 
 
@@ -718,6 +1045,14 @@ def evolve(s: State, p: jax.Array, card: jax.Array, t: jax.Array) -> State:
                      evolved_turn=s.evolved_turn.at[p, t].set(s.turn))
 
 
+def discard_fossil(s: State, p: Any, slot: Any) -> State:
+    """8: the fossil to the discard pile, no points; an Active fossil's spot is filled by a
+    promotion."""
+    discard = zpush(s.discard[p], s.stack[p, slot, 0])
+    s = clear_slot(s.replace(discard=s.discard.at[p].set(discard)), p, slot)
+    return select(slot == 0, ask_promote(s, p), s)
+
+
 # ---------------------------------------------------------------- applying an action
 def apply_decision(s: State, kind: jax.Array, x: jax.Array, params: Params) -> State:
     d = i32(s.pending_kind[0])
@@ -734,8 +1069,20 @@ def apply_decision(s: State, kind: jax.Array, x: jax.Array, params: Params) -> S
     spent = popped.replace(energy=popped.energy.at[p, 0, x].add(-1))
     retreated = resolve_retreat(spent, p, i32(s.pending_bench[0]), i32(s.pending_left[0]) - 1)
     switched = switch_active(popped, p, x)  # new_active (Sabrina): the Active to the Bench
-    other = select(d == D_RETREAT_ENERGY, retreated, select(d == D_NEW_ACTIVE, switched,
-                                                            promoted))
+    amount = i32(s.pending_amount[0])
+    sniped = snipe_hit(popped, p, x, amount)
+    hurt = popped.replace(damage=popped.damage.at[p, x].add(amount.astype(jnp.int16)))
+    left, kind = i32(s.pending_left[0]), jnp.clip(i32(s.pending_energy[0]), 0, 7)
+    attached = add_energy(popped, p, x, kind, 1)
+    attached = select(left > 1, queue_push(attached, D_ZONE_ATTACH, p, left=left - 1,
+                                           energy=kind, options=s.pending_options[0]), attached)
+    other = promoted
+    for k, out in ((D_RETREAT_ENERGY, retreated), (D_NEW_ACTIVE, switched),
+                   (D_ATTACK_TARGET, sniped), (D_OWN_BENCH_DAMAGE, hurt),
+                   (D_ZONE_ATTACH, attached)):
+        other = select(d == k, out, other)
+    # an attack whose choices are all made is over (reference ``finish_attack``)
+    other = other.replace(attack_open=other.attack_open & has_pending(other))
     return select(d == D_SETUP, setup, other)
 
 
@@ -743,7 +1090,7 @@ def apply_main(s: State, kind: jax.Array, x: jax.Array, y: jax.Array, params: Pa
                ) -> State:
     p = i32(s.current)
     ended = end_turn(s)
-    attacked = use_attack(s, jnp.clip(x, 0, 1))
+    attacked = use_attack(s, jnp.clip(x, 0, 1), params)
     retreated = retreat(s, jnp.clip(x, 1, 3))
     e = jnp.clip(i32(s.energy_current[p]), 0, 7)
     attached = s.replace(energy=s.energy.at[p, jnp.clip(x, 0, 3), e].add(1),
@@ -752,10 +1099,12 @@ def apply_main(s: State, kind: jax.Array, x: jax.Array, y: jax.Array, params: Pa
     card, rest = zpop(s.hand[p], jnp.clip(x, 0, A.MAX_HAND - 1))
     without = s.replace(hand=s.hand.at[p].set(rest))
     y = jnp.clip(y, 0, SLOTS - 1)
-    played = select(IS_BASIC[i32(card)], put_in_play(without, p, card, s.turn),
+    played = select(IS_BASIC[i32(card)] | IS_FOSSIL[i32(card)],
+                    put_in_play(without, p, card, s.turn),
                     select(IS_TRAINER[i32(card)], play_trainer(without, p, card, y, params),
                            evolve(without, p, card, y)))
-    branches = [ended, attacked, retreated, attached, s, played, s, s]
+    discarded = discard_fossil(s, p, jnp.clip(x, 0, SLOTS - 1))
+    branches = [ended, attacked, retreated, attached, discarded, played, s, s]
     out = branches[0]
     for k in range(1, len(branches)):
         out = select(kind == k, branches[k], out)

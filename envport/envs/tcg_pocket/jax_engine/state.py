@@ -19,7 +19,8 @@ STAGES = ("setup", "main", "checkup", "next_turn", "over")
 S_SETUP, S_MAIN, S_CHECKUP, S_NEXT_TURN, S_OVER = range(5)
 DECISIONS = ("setup", "promote", "new_active", "retreat_energy", "attack_target",
              "own_bench_damage", "zone_attach")
-D_SETUP, D_PROMOTE, D_NEW_ACTIVE, D_RETREAT_ENERGY = range(4)
+(D_SETUP, D_PROMOTE, D_NEW_ACTIVE, D_RETREAT_ENERGY, D_ATTACK_TARGET, D_OWN_BENCH_DAMAGE,
+ D_ZONE_ATTACH) = range(len(DECISIONS))
 END_REASONS = ("", "points", "no Pokémon in play", "both players won at once", "turn limit")
 R_NONE, R_POINTS, R_NO_POKEMON, R_BOTH, R_TURN_LIMIT = range(5)
 NOT_OVER, DRAW = -2, -1

@@ -1,4 +1,4 @@
-"""The environment against the reference on the ``trainers`` pool: whole games in lockstep with
+"""The environment against the reference on the ``full`` pool: whole games in lockstep with
 its own ``sample_draws`` (observation, reward, end, mask, every field), its own resets, an
 illegal action as a no-op."""
 

@@ -1,16 +1,16 @@
-"""Reference games of the ``trainers`` pool for the tests: states to start from (the reference
+"""Reference games of the ``full`` pool for the tests: states to start from (the reference
 only; nothing of the translation)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from envport.envs.tcg_pocket.deck import pool_trainers
+from envport.envs.tcg_pocket.deck import full_trainers
 from envport.envs.tcg_pocket.encode import CARD_ID
 from envport.envs.tcg_pocket.reference import TcgPocketReference
 
-POOL = "trainers"
-TRAINERS = pool_trainers()
+POOL = "full"
+TRAINERS = full_trainers()
 S_MAIN = 1
 
 
@@ -46,7 +46,7 @@ def with_card(state: dict[str, np.ndarray], name: str) -> dict[str, np.ndarray]:
 
 # The Pokémon a Trainer's check asks for (its target, or Lt. Surge's Active), bottom first
 NEEDS = {"Erika": ["Bulbasaur"], "Misty": ["Squirtle"], "Brock": ["Onix"],
-         "Lt. Surge": ["Pikachu", "Raichu"], "Potion": None}
+         "Lt. Surge": ["Pikachu", "Raichu"], "Potion": None, "Koga": ["Grimer", "Muk"]}
 
 
 def ready_for(state: dict[str, np.ndarray], name: str, k: int) -> dict[str, np.ndarray]:
