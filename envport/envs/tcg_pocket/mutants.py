@@ -70,6 +70,13 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
         "and so is every damage the verifier injects (reference states; the perturbed L2 "
         "states and the component cases set 10 * k). Keyed by column: the line's other 0 (an "
         "index) is not covered")
+    out[("cards.py", "RETREAT = np.zeros(N_CARDS + 1, np.int8)", "1 -> 2")] = (
+        "reachable", "the table one entry longer (ids 0-233) holds the same value at every "
+        "id 0-232 (the fill loop writes ids 1-232 only) and 0 at id 233; its one reader "
+        "(rules.retreat_cost, a jnp copy at import) indexes RETREAT[card_at(s, p, 0)], a card "
+        "id of the Active's stack, 0-232 on every state (the stacks hold dealt cards or 0; "
+        "an index above the end clamps to the last entry, 0 in both: card 232 is a Trainer). "
+        "Not for arbitrary arrays: a negative index counts from the end, one entry apart")
     out[("rules.py", "defender & (s.damage[o, 0] > 0),", "0 -> 1", 29)] = tens
     out[("rules.py", "return jnp.stack([extra >= ATK_N[attacker, i], s.damage[p, 0] > 0,",
          "0 -> 1", 64)] = tens

@@ -702,8 +702,7 @@ def a_search_hand(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
     cards in deck order; none: no draw; ``hand_limit_applies_to_search`` at its default)."""
     deck = i32(s.deck[p])
     match = (deck != 0) & IS_POKEMON[deck] & (TYPE[deck] == ATK_ENERGY[attacker, i])
-    return pick_from_deck(s, p, match, lambda x, card: x.replace(
-        hand=x.hand.at[p].set(zpush(x.hand[p], card))))
+    return pick_to_hand(s, p, match)
 
 
 def a_search_bench(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
@@ -723,6 +722,12 @@ def pick_from_deck(s: State, p: Any, match: jax.Array, then: Any) -> State:
     card, rest = zpop(s.deck[p], jnp.argmax(jnp.cumsum(match) == k + 1))
     found = then(s.replace(deck=s.deck.at[p].set(rest), rng=rng), card)
     return select(n > 0, found, s)
+
+
+def pick_to_hand(s: State, p: Any, match: jax.Array) -> State:
+    """``pick_from_deck`` into the hand."""
+    return pick_from_deck(s, p, match, lambda x, card: x.replace(
+        hand=x.hand.at[p].set(zpush(x.hand[p], card))))
 
 
 def a_switch_opponent(s: State, p: Any, attacker: Any, i: Any, dealt: Any,
@@ -979,13 +984,7 @@ def effect_poke_ball(s: State, p: Any, t: Any, params: Params) -> State:
     """A random Basic of the deck (a pick over the deck's Basics in deck order) to the hand;
     with none, nothing is drawn."""
     deck = s.deck[p]
-    is_b = IS_BASIC[i32(deck)] & (deck != 0)
-    n = jnp.sum(is_b)
-    k, rng = R.randint(s.rng, n)
-    card, rest = zpop(deck, jnp.argmax(jnp.cumsum(is_b) == k + 1))
-    found = s.replace(deck=s.deck.at[p].set(rest), hand=s.hand.at[p].set(zpush(s.hand[p], card)),
-                      rng=rng)
-    return select(n > 0, found, s)
+    return pick_to_hand(s, p, IS_BASIC[i32(deck)] & (deck != 0))
 
 
 def effect_red_card(s: State, p: Any, t: Any, params: Params) -> State:
