@@ -221,7 +221,11 @@ class Training:
     # None: its defaults) and the environment options they train with.
     ppo: Any = None
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    # L4: the difference of mean returns that counts as equivalent (None: --margin required).
+    # L4's measure of a policy on a backend over its evaluation episodes: "return", the mean
+    # episode return, or "win_rate", the share of episodes with a positive return (a game
+    # scored +1 / -1 / 0 at its end). ``margin`` is in its units.
+    metric: str = "return"
+    # L4: the difference of ``metric`` that counts as equivalent (None: --margin required).
     margin: float | None = None
     margin_note: str = ""
     # The reference batched for host training: (num_envs, seed, **env_kwargs) -> a
@@ -243,6 +247,15 @@ class Training:
     # ``envport.train.evaluation.evaluate`` of a policy on both backends meets common random
     # numbers (L4's sim-to-sim test). None: the JAX side is evaluated with its own draws.
     make_matched_translation: Callable[..., Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.metric not in L4_METRICS:
+            raise ValueError(f"Training.metric must be one of {', '.join(L4_METRICS)}, got "
+                             f"{self.metric!r}")
+
+
+# Training.metric's values, each with how reports name it.
+L4_METRICS = {"return": "mean return", "win_rate": "win rate"}
 
 
 @dataclass(frozen=True)

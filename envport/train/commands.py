@@ -144,7 +144,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------- transfer
 def transfer_table(result: dict[str, Any]) -> Table:
     backends = list(result["table"])
-    table = Table(title=f"envport transfer {result['env']}: mean return per policy "
+    table = Table(title=f"envport transfer {result['env']}: {result['metric_label']} per policy "
                         f"(mean ± std over {result['seeds']} seeds)")
     table.add_column("trained on \\ evaluated on")
     for b in backends:
@@ -156,16 +156,18 @@ def transfer_table(result: dict[str, Any]) -> Table:
 
 
 def transfer_line(summary: dict[str, Any]) -> str:
-    """One line: the trained policy's mean return on each backend and the TOST verdict."""
+    """One line: the trained policy's mean return (or win rate) on each backend and the TOST
+    verdict."""
     r, t = summary["returns"], summary["tost"]
     ci = t["ci"]
     ci_text = "n/a" if None in ci else f"[{ci[0]:.3g}, {ci[1]:.3g}]"
-    return (f"the trained policy over {summary['episodes']} episodes: {r['jax']['mean']:.2f} ± "
+    return (f"the trained policy's {summary['metric_label']} over {summary['episodes']} "
+            f"episodes: {r['jax']['mean']:.2f} ± "
             f"{r['jax']['std']:.2f} on the JAX translation, {r['reference']['mean']:.2f} ± "
             f"{r['reference']['std']:.2f} on the reference; difference "
             f"{t['ci_level']:.0%} CI {ci_text} vs margin ±{t['margin']:g} -> "
             f"{'equivalent' if t['equivalent'] else 'equivalence NOT shown'} (Welch TOST on "
-            "episode returns; L4 over seeds: envport transfer)")
+            "the episodes; L4 over seeds: envport transfer)")
 
 
 @_guard
@@ -246,9 +248,10 @@ def register(subparsers: Any) -> dict[str, Handler]:
     x.add_argument("env")
     x.add_argument("--seeds", type=positive_int, default=5, help="PPO seeds per backend")
     x.add_argument("--margin", type=positive_float,
-                   help="equivalence margin in return units (default: the environment's "
-                        "documented one, SPEC.training.margin: pong 1.0, cartpole 25, "
-                        "halfcheetah 100, gb-catch 0.5, pokemon-gen1 0.04, tcg-pocket 0.10)")
+                   help="equivalence margin in the environment's L4 metric (default: its "
+                        "documented one, SPEC.training.margin: in mean return pong 1.0, "
+                        "cartpole 25, halfcheetah 100, gb-catch 0.5; in win rate "
+                        "pokemon-gen1 0.02, tcg-pocket 0.05)")
     x.add_argument("--steps", type=positive_int,
                    help="env steps per run (default: the config's)")
     x.add_argument("--episodes", type=positive_int, default=100,

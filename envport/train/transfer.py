@@ -12,17 +12,19 @@ reference          mean ± std              mean ± std
 =================  ======================  ======================
 
 where each cell is the mean ± std, over the policies of that training backend, of each policy's
-mean return over ``episodes`` evaluation episodes. Two equivalence tests (TOST, see
-:mod:`envport.train.stats`) at ``alpha`` with the stated ``margin`` (in return units):
+score over ``episodes`` evaluation episodes: its mean return, or, for a game whose
+``SPEC.training.metric`` is ``"win_rate"``, the share of the episodes it won (the issues state
+their margins in win rate). Two equivalence tests (TOST, see :mod:`envport.train.stats`) at
+``alpha`` with the stated ``margin`` (in the metric's units):
 
 ``sim_to_sim`` (evaluation backend)
     The SAME 2N policies (N trained on each backend), each evaluated on the JAX translation and
-    on the reference: paired TOST on the per-policy mean returns, JAX minus reference. Does a
+    on the reference: paired TOST on the per-policy scores, JAX minus reference. Does a
     policy behave the same on the translation as on the reference? Identical policies (the two
     runs of a seed, when training on both backends is the same computation) count once.
 ``train_backend`` (training backend)
     The N policies trained on the JAX translation against the N trained on the reference, all
-    evaluated on the reference: paired TOST on the per-policy mean returns, JAX-trained minus
+    evaluated on the reference: paired TOST on the per-policy scores, JAX-trained minus
     reference-trained, pairs matched by seed. Does training on the translation produce policies
     as good on the real thing as training on the real thing?
 
@@ -67,6 +69,7 @@ from typing import Any
 import numpy as np
 
 import envport
+from envport.core.registry import L4_METRICS
 from envport.train.backends import BACKENDS
 from envport.train.evaluation import evaluate
 from envport.train.run import (
@@ -90,29 +93,47 @@ PLOT_PNG = "transfer.png"
 EVAL_SEED = 10_000  # evaluation seeds are EVAL_SEED + training seed: disjoint from training
 
 def default_margin(name: str) -> float:
-    """The documented margin of ``name`` (``SPEC.training.margin``, about 5% of the best return
-    a trained policy reaches, with the reason in ``margin_note``); environments without one
-    must be given a margin explicitly."""
+    """The documented margin of ``name`` (``SPEC.training.margin``, in ``SPEC.training.metric``'s
+    units: about 5% of the best return a trained policy reaches, or the paper's margin in win
+    rate, with the reason in ``margin_note``); environments without one must be given a margin
+    explicitly."""
     margin = envport.spec(name).training.margin
     if margin is None:
         raise ValueError(f"no default equivalence margin for {name!r}: pass --margin D (a "
-                         "difference of mean returns that counts as equivalent)")
+                         "difference of mean returns, or win rates, that counts as equivalent)")
     return margin
+
+
+def episode_scores(name: str, returns: Any) -> np.ndarray:
+    """Each evaluation episode's contribution to ``name``'s L4 metric (``SPEC.training.
+    metric``): its return, or 1.0 for a win (a positive return) and 0.0 otherwise, so the mean
+    is the win rate. The evaluations cache keeps the returns; the metric is applied here."""
+    values = np.asarray(returns, dtype=np.float64)
+    if envport.spec(name).training.metric == "win_rate":
+        return (values > 0).astype(np.float64)
+    return values
+
+
+def metric_label(name: str) -> str:
+    """How reports name ``name``'s L4 metric ("mean return", "win rate")."""
+    return L4_METRICS[envport.spec(name).training.metric]
 
 
 def policy_summary(name: str, run_dir: str | os.PathLike[str], episodes: int = 100,
                    margin: float | None = None, alpha: float = 0.05) -> dict[str, Any]:
     """One trained policy evaluated on both backends (``episodes`` each, the same seed): mean
-    and std of the returns per backend and a Welch TOST on the episode returns, JAX minus
-    reference. Cheap (no training), so ``envport run`` reports it; it is a sim-to-sim check of
-    ONE policy, not L4's test over seeds (:func:`transfer`)."""
+    and std of the episodes' scores (:func:`episode_scores`: returns, or wins) per backend and a
+    Welch TOST on them, JAX minus reference. Cheap (no training), so ``envport run`` reports it;
+    it is a sim-to-sim check of ONE policy, not L4's test over seeds (:func:`transfer`)."""
     margin = default_margin(name) if margin is None else margin
-    returns = {b: evaluate(name, b, run_dir, episodes=episodes, seed=EVAL_SEED)
-               for b in BACKENDS}
-    test = tost(returns["jax"], returns["reference"], margin, alpha)
+    scores = {b: episode_scores(name, evaluate(name, b, run_dir, episodes=episodes,
+                                               seed=EVAL_SEED)) for b in BACKENDS}
+    test = tost(scores["jax"], scores["reference"], margin, alpha)
     return _finite({"env": name, "episodes": episodes, "margin": margin,
+                    "metric": envport.spec(name).training.metric,
+                    "metric_label": metric_label(name),
                     "returns": {b: {"mean": float(r.mean()), "std": float(r.std(ddof=1))
-                                    if r.size > 1 else 0.0} for b, r in returns.items()},
+                                    if r.size > 1 else 0.0} for b, r in scores.items()},
                     "tost": test})
 
 WHY_TOST = (
@@ -126,11 +147,11 @@ COMPARES = {
     "sim_to_sim": (
         "evaluation backend: the same policies (all seeds, trained on either backend), each "
         "evaluated on the JAX translation (a) and on the reference (b); paired TOST on the "
-        "per-policy mean returns, a - b"),
+        "per-policy scores, a - b"),
     "train_backend": (
         "training backend: policies trained on the JAX translation (a) vs policies trained on "
         "the reference (b), all evaluated on the reference; paired TOST (pairs share the seed: "
-        "same initial network and PPO keys) on the per-policy mean returns, a - b"),
+        "same initial network and PPO keys) on the per-policy scores, a - b"),
 }
 
 
@@ -363,7 +384,8 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
                                    seed=EVAL_SEED + r["seed"])
                 cache[key] = [float(x) for x in returns]
                 cache_path.write_text(json.dumps(cache))
-            r.setdefault("eval", {})[eval_backend] = float(np.mean(cache[key]))
+            r.setdefault("eval", {})[eval_backend] = float(np.mean(episode_scores(name,
+                                                                               cache[key])))
             means.setdefault((r["backend"], eval_backend), []).append(r["eval"][eval_backend])
 
     table = {tb: {eb: _cell(means[tb, eb]) for eb in BACKENDS} for tb in BACKENDS}
@@ -393,6 +415,7 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
     plot_path = Path(plot) if plot is not None else out_dir / PLOT_PNG
     result = {
         "env": name, "seeds": int(seeds), "margin": float(margin), "alpha": float(alpha),
+        "metric": envport.spec(name).training.metric, "metric_label": metric_label(name),
         "episodes": int(episodes), "steps": runs[0]["env_steps"],
         "config": configs[0]["ppo"] | {"seed": None}, "env_kwargs": configs[0]["env_kwargs"],
         "table": table, "tost": tests, "train_backend_unpaired": unpaired,
@@ -423,7 +446,7 @@ def plot_transfer(result: dict[str, Any], path: str | os.PathLike[str]) -> None:
             ax.bar(xs, [c["mean"] for c in cells], width, yerr=[c["std"] for c in cells],
                    capsize=5, label=f"evaluated on {eb}")
         ax.set_xticks(np.arange(len(BACKENDS)), [f"trained on {tb}" for tb in BACKENDS])
-        ax.set_ylabel(f"mean return per policy ({result['episodes']} episodes)")
+        ax.set_ylabel(f"{result['metric_label']} per policy ({result['episodes']} episodes)")
         s2s, tr = result["tost"]["sim_to_sim"], result["tost"]["train_backend"]
         ax.set_title(
             f"{result['env']}: {result['seeds']} seeds per backend, margin {result['margin']:g}"
@@ -446,14 +469,16 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [f"# envport transfer {result['env']}", "",
              f"{result['seeds']} PPO seeds per backend, {result['steps']} env steps each, "
              f"matched hyperparameters; every policy evaluated over {result['episodes']} "
-             f"episodes on each backend. Margin {result['margin']:g}, alpha "
+             f"episodes on each backend; a policy's score is its {result['metric_label']}. "
+             f"Margin {result['margin']:g}, alpha "
              f"{result['alpha']:g}. Verdict: **{result['verdict']}**.", "",
              "| trained on \\ evaluated on | " + " | ".join(BACKENDS) + " |",
              "|---|" + "---|" * len(BACKENDS)]
+    digits = ".3f" if result["metric"] == "win_rate" else ".1f"
     for tb in BACKENDS:
         cells = [result["table"][tb][eb] for eb in BACKENDS]
         lines.append(f"| {tb} | " + " | ".join(
-            f"{_fmt(c['mean'], '.1f')} ± {_fmt(c['std'], '.1f')}" for c in cells) + " |")
+            f"{_fmt(c['mean'], digits)} ± {_fmt(c['std'], digits)}" for c in cells) + " |")
     lines += ["", "| test | compares | diff | CI | p (lower, upper) | equivalent |",
               "|---|---|---|---|---|---|"]
     for name, t in result["tost"].items():

@@ -148,6 +148,49 @@ def test_policy_summary_evaluates_one_policy_on_both_backends(first: tuple[Path,
     assert "over 4 episodes" in line and verdict in line
 
 
+def test_win_rate_metric_scores_each_policy_by_its_wins(first: tuple[Path, dict],
+                                                       tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``SPEC.training.metric == "win_rate"`` a policy's score is the share of its
+    evaluation episodes with a positive return, read from the same cached returns."""
+    import shutil
+
+    from envport.train.transfer import EVAL_CACHE
+
+    out = tmp_path / "copy"
+    shutil.copytree(first[0], out)
+    cache = json.loads((out / EVAL_CACHE).read_text())
+    outcomes = [[1.0, -1.0, 0.0, 1.0], [1.0, 1.0, 1.0, -1.0], [-1.0, -1.0, 0.0, 1.0],
+                [0.0, 1.0, 1.0, 1.0]]
+    (out / EVAL_CACHE).write_text(json.dumps(dict(zip(sorted(cache), outcomes, strict=True))))
+    real = envport.spec
+    games = dataclasses.replace(real("cartpole"), training=dataclasses.replace(
+        real("cartpole").training, metric="win_rate"))
+    monkeypatch.setattr(envport, "spec", lambda name: games if name == "cartpole"
+                        else real(name))
+    by_key = dict(zip(sorted(cache), outcomes, strict=True))
+
+    def scored(result: dict, score) -> dict:
+        return {(run["backend"], b): run["eval"][b] - score(next(
+            v for k, v in by_key.items() if k.startswith(f"{run['backend']}-seed0@")
+            and f"|{b}|" in k)) for run in result["runs"] for b in ("jax", "reference")}
+
+    r = tiny(out)
+    assert (r["metric"], r["metric_label"]) == ("win_rate", "win rate")
+    assert set(scored(r, lambda v: sum(x > 0 for x in v) / len(v)).values()) == {0.0}
+    assert "win rate" in (out / REPORT_MD).read_text()
+    monkeypatch.setattr(envport, "spec", real)
+    returns = tiny(out)  # the same cache scored by mean return
+    assert returns["metric"] == "return"
+    assert set(scored(returns, lambda v: sum(v) / len(v)).values()) == {0.0}
+    assert r["table"] != returns["table"]
+
+
+def test_training_metric_is_checked() -> None:
+    with pytest.raises(ValueError, match=r"Training\.metric must be one of return, win_rate"):
+        Training(metric="wins")
+
+
 def test_default_margin_is_documented_or_required(monkeypatch: pytest.MonkeyPatch) -> None:
     assert default_margin("pong") == 1.0
     real = envport.spec
@@ -166,8 +209,11 @@ def test_transfer_help_names_every_documented_margin() -> None:
 
     sub = next(a for a in parser()._actions if a.dest == "command")
     helptext = next(a.help for a in sub.choices["transfer"]._actions if a.dest == "margin")
-    listed = {name: float(v) for name, v in re.findall(r"([a-z][a-z0-9-]*) ([0-9.]+)",
-                                                       helptext)}
-    documented = {name: envport.spec(name).training.margin for name in envport.list_envs()
-                  if envport.spec(name).training.margin is not None}
+    by_return, by_win_rate = helptext.split("in win rate")
+    listed = {name: (float(v), metric) for metric, part in (("return", by_return),
+                                                            ("win_rate", by_win_rate))
+              for name, v in re.findall(r"([a-z][a-z0-9-]*) ([0-9.]+)", part)}
+    documented = {name: (envport.spec(name).training.margin, envport.spec(name).training.metric)
+                  for name in envport.list_envs() if envport.spec(name).training.margin
+                  is not None}
     assert listed == documented

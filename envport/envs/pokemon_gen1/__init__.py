@@ -77,11 +77,10 @@ SPEC = EnvSpec(
     # envport.train.backends.translation from the ``opponent`` option; --opponent overrides).
     # The reference backend: Showdown battles over Node workers, the opponent on the host.
     # L4 (envport transfer): a battle's return is +1 / -1 (0 for the Endless Battle Clause's
-    # tie), so a mean return is 2 x win rate - 1 and the paper's margin of 0.02 in win rate is
-    # 0.04 in return
-    training=Training(ppo=_training.PPO, env_kwargs=_training.ENV_KWARGS, margin=0.04,
-                      margin_note="0.02 in win rate against the opponent, the paper's margin "
-                                  "(a mean return is 2 x win rate - 1, ties aside)",
+    # tie); a policy is scored by its win rate, with the paper's margin in it
+    training=Training(ppo=_training.PPO, env_kwargs=_training.ENV_KWARGS, metric="win_rate",
+                      margin=0.02,
+                      margin_note="0.02 in win rate against the opponent, the paper's margin",
                       make_vector_reference=lazy(
                           "envport.envs.pokemon_gen1.vector_reference:make"),
                       # the JAX engine with the reference batch's draws: evaluations of a

@@ -81,11 +81,11 @@ SPEC = EnvSpec(
     # PPO as player 0 against a fixed opponent (envport.pettingzoo.TurnVsOpponent, built by
     # envport.train.backends.translation from the ``opponent`` option; --opponent overrides);
     # the reference backend: the rules engine's games, the opponent on the host. L4: a game's
-    # return is +1 / -1 (0 for the turn limit's draw), so the margin of 0.05 in win
-    # rate is 0.10 in mean return (draws aside)
-    training=Training(ppo=_training.PPO, env_kwargs=_training.ENV_KWARGS, margin=0.10,
-                      margin_note="0.05 in win rate against the opponent, the paper's margin "
-                                  "(a mean return is win rate - loss rate)",
+    # return is +1 / -1 (0 for the turn limit's draw); a policy is scored by its win rate, with
+    # the margin in it
+    training=Training(ppo=_training.PPO, env_kwargs=_training.ENV_KWARGS, metric="win_rate",
+                      margin=0.05,
+                      margin_note="0.05 in win rate against the opponent, the paper's margin",
                       make_vector_reference=lazy(
                           "envport.envs.tcg_pocket.vector_reference:make")),
 )
