@@ -158,7 +158,7 @@ def transfer_table(result: dict[str, Any]) -> Table:
 def transfer_line(summary: dict[str, Any]) -> str:
     """One line: the trained policy's mean return (or win rate) on each backend and the TOST
     verdict."""
-    r, t = summary["returns"], summary["tost"]
+    r, t = summary["scores"], summary["tost"]
     ci = t["ci"]
     ci_text = "n/a" if None in ci else f"[{ci[0]:.3g}, {ci[1]:.3g}]"
     return (f"the trained policy's {summary['metric_label']} over {summary['episodes']} "

@@ -132,7 +132,7 @@ def policy_summary(name: str, run_dir: str | os.PathLike[str], episodes: int = 1
     return _finite({"env": name, "episodes": episodes, "margin": margin,
                     "metric": envport.spec(name).training.metric,
                     "metric_label": metric_label(name),
-                    "returns": {b: {"mean": float(r.mean()), "std": float(r.std(ddof=1))
+                    "scores": {b: {"mean": float(r.mean()), "std": float(r.std(ddof=1))
                                     if r.size > 1 else 0.0} for b, r in scores.items()},
                     "tost": test})
 

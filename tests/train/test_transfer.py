@@ -141,7 +141,7 @@ def test_policy_summary_evaluates_one_policy_on_both_backends(first: tuple[Path,
     # The same policy, seeds and episodes as the transfer's cached evaluation of this run.
     run = next(x for x in r["runs"] if x["backend"] == "jax")
     for b in ("jax", "reference"):
-        assert s["returns"][b]["mean"] == pytest.approx(run["eval"][b])
+        assert s["scores"][b]["mean"] == pytest.approx(run["eval"][b])
     assert s["tost"]["method"] == "Welch t" and s["tost"]["n_a"] == 4
     line = transfer_line(s)
     verdict = "-> equivalent" if s["tost"]["equivalent"] else "-> equivalence NOT shown"
