@@ -149,9 +149,10 @@ def transfer_table(result: dict[str, Any]) -> Table:
     table.add_column("trained on \\ evaluated on")
     for b in backends:
         table.add_column(b, justify="right")
+    digits = ".3f" if result["metric"] == "win_rate" else ",.1f"
     for tb in backends:
-        table.add_row(tb, *(f"{_fmt(result['table'][tb][eb]['mean'])} ± "
-                            f"{_fmt(result['table'][tb][eb]['std'])}" for eb in backends))
+        table.add_row(tb, *(f"{_fmt(result['table'][tb][eb]['mean'], digits)} ± "
+                            f"{_fmt(result['table'][tb][eb]['std'], digits)}" for eb in backends))
     return table
 
 

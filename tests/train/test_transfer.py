@@ -155,6 +155,9 @@ def test_win_rate_metric_scores_each_policy_by_its_wins(first: tuple[Path, dict]
     evaluation episodes with a positive return, read from the same cached returns."""
     import shutil
 
+    from rich.console import Console
+
+    from envport.train.commands import transfer_table
     from envport.train.transfer import EVAL_CACHE
 
     out = tmp_path / "copy"
@@ -179,6 +182,12 @@ def test_win_rate_metric_scores_each_policy_by_its_wins(first: tuple[Path, dict]
     assert (r["metric"], r["metric_label"]) == ("win_rate", "win rate")
     assert set(scored(r, lambda v: sum(x > 0 for x in v) / len(v)).values()) == {0.0}
     assert "win rate" in (out / REPORT_MD).read_text()
+    console = Console(record=True, width=120)
+    console.print(transfer_table(r))
+    shown = console.export_text()
+    assert "win rate per policy" in shown
+    cell = r["table"]["jax"]["jax"]
+    assert f"{cell['mean']:.3f} ± {cell['std']:.3f}" in shown
     monkeypatch.setattr(envport, "spec", real)
     returns = tiny(out)  # the same cache scored by mean return
     assert returns["metric"] == "return"
