@@ -149,7 +149,9 @@ def transfer_table(result: dict[str, Any]) -> Table:
     table.add_column("trained on \\ evaluated on")
     for b in backends:
         table.add_column(b, justify="right")
-    digits = ".3f" if result["metric"] == "win_rate" else ",.1f"
+    from envport.train.transfer import score_format
+
+    digits = score_format(result["metric"])
     for tb in backends:
         table.add_row(tb, *(f"{_fmt(result['table'][tb][eb]['mean'], digits)} ± "
                             f"{_fmt(result['table'][tb][eb]['std'], digits)}" for eb in backends))

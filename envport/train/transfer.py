@@ -114,6 +114,11 @@ def episode_scores(name: str, returns: Any) -> np.ndarray:
     return values
 
 
+def score_format(metric: str) -> str:
+    """The format spec reports print a policy's score in: a win rate to three decimals."""
+    return ".3f" if metric == "win_rate" else ",.1f"
+
+
 def metric_label(name: str) -> str:
     """How reports name ``name``'s L4 metric ("mean return", "win rate")."""
     return L4_METRICS[envport.spec(name).training.metric]
@@ -474,7 +479,7 @@ def markdown(result: dict[str, Any]) -> str:
              f"{result['alpha']:g}. Verdict: **{result['verdict']}**.", "",
              "| trained on \\ evaluated on | " + " | ".join(BACKENDS) + " |",
              "|---|" + "---|" * len(BACKENDS)]
-    digits = ".3f" if result["metric"] == "win_rate" else ".1f"
+    digits = score_format(result["metric"])
     for tb in BACKENDS:
         cells = [result["table"][tb][eb] for eb in BACKENDS]
         lines.append(f"| {tb} | " + " | ".join(
