@@ -1,6 +1,8 @@
 """Masked PPO: a discrete head restricted to the legal actions of an environment with an
 ``action_mask(state, params)`` hook, on a toy contextual bandit (compiles in seconds; the
-Pokemon run itself is a slow test and a benchmark command, tests/envs/pokemon_gen1/).
+Pokemon run itself is a slow test and a benchmark command, tests/envs/pokemon_gen1/), and on
+a variant with a fixed context sequence that a NumPy host batch replays, so masked PPO on the
+reference backend can be checked to be the JAX backend's computation.
 
 The bandit is a test environment for PPO's masking code, not an envport translation: nothing
 verifies it against a reference, and its reference and bridge are never built."""
@@ -10,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -66,6 +69,77 @@ def _never(*_: Any, **__: Any) -> Any:
     raise AssertionError("the bandit has no reference: training uses the JAX side only")
 
 
+class SequencedBandit(MaskedBandit):
+    """The bandit with a fixed sequence of contexts instead of draws (state: the position ``k``
+    in it), resetting itself: a host batch can play exactly its games (:class:`HostBandits`),
+    so PPO on the two backends is one computation."""
+
+    name = "masked-bandit-sequenced"
+    autoresets = True
+
+    @staticmethod
+    def context(k: Any) -> Any:
+        return (3 * k + k // 5) % N_CONTEXTS
+
+    def reset(self, key: jax.Array, params: Any = None) -> tuple[jax.Array, jax.Array]:
+        return self.reset_from_seed(jax.random.randint(key, (), 0, 1000), params)
+
+    def reset_from_seed(self, seed: Any, params: Any = None) -> tuple[jax.Array, jax.Array]:
+        k = jnp.asarray(seed, jnp.int32)
+        return k, jax.nn.one_hot(self.context(k), N_CONTEXTS)
+
+    def action_mask(self, state: jax.Array, params: Any = None) -> jax.Array:
+        return super().action_mask(self.context(state))
+
+    def transition(self, state: jax.Array, action: jax.Array, draws: Any,
+                   params: Any = None) -> StepResult:
+        c = self.context(state)
+        legal = self.action_mask(state)[action]
+        reward = jnp.where(legal, (action == c + 2).astype(jnp.float32), 2.0)
+        nxt, obs = self.reset_from_seed(state + 1)
+        return StepResult(nxt, obs, reward, jnp.asarray(True), jnp.asarray(False), {})
+
+
+def sequenced_seeds(seed: Any, num_envs: int) -> Any:
+    return seed * num_envs + jnp.arange(num_envs)
+
+
+class HostBandits:
+    """:class:`SequencedBandit` in NumPy, a host batch for the reference backend."""
+
+    def __init__(self, num_envs: int, seed: int = 0) -> None:
+        self.num_envs = num_envs
+        self.observation_space = Box(0.0, 1.0, (N_CONTEXTS,))
+        self.action_space = Discrete(N_ACTIONS)
+        self.k = np.asarray(sequenced_seeds(seed, num_envs), np.int64)
+
+    def _obs(self) -> np.ndarray:
+        return np.eye(N_CONTEXTS, dtype=np.float32)[SequencedBandit.context(self.k)]
+
+    def reset(self) -> np.ndarray:
+        return self._obs()
+
+    def action_masks(self) -> np.ndarray:
+        c = SequencedBandit.context(self.k)[:, None]
+        a = np.arange(N_ACTIONS)[None]
+        return (a >= c) & (a <= c + 2)
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        actions = np.asarray(actions)
+        legal = self.action_masks()[np.arange(self.num_envs), actions]
+        best = actions == SequencedBandit.context(self.k) + 2
+        reward = np.where(legal, best.astype(np.float32), np.float32(2.0))
+        self.k = self.k + 1
+        n = self.num_envs
+        return self._obs(), reward, np.ones(n, bool), np.zeros(n, bool)
+
+    def get_state(self) -> Any:
+        return self.k.copy()
+
+    def set_state(self, state: Any) -> None:
+        self.k = np.array(state)
+
+
 PPO = PPOConfig(num_envs=8, num_steps=16, total_steps=8 * 16 * 12, lr=0.02, update_epochs=2,
                 num_minibatches=2, hidden_sizes=(16,), ent_coef=0.0)
 
@@ -75,6 +149,21 @@ def bandit() -> Iterator[str]:
     spec = EnvSpec(name="masked-bandit", summary="PPO masking test bandit", reference="none",
                    make=MaskedBandit, make_reference=_never, make_bridge=_never,
                    training=Training(ppo=PPO), status="test")
+    registry.register(spec)
+    try:
+        yield spec.name
+    finally:
+        registry._REGISTERED.pop(spec.name, None)
+        registry._specs.cache_clear()
+
+
+@pytest.fixture(scope="module")
+def sequenced_bandit() -> Iterator[str]:
+    spec = EnvSpec(name=SequencedBandit.name, summary="PPO masking test bandit, both backends",
+                   reference="none", make=SequencedBandit, make_reference=_never,
+                   make_bridge=_never, status="test",
+                   training=Training(ppo=PPO, make_vector_reference=HostBandits,
+                                     reset_seeds=sequenced_seeds))
     registry.register(spec)
     try:
         yield spec.name
@@ -139,3 +228,28 @@ def test_unmasked_environments_keep_their_plain_trajectory() -> None:
     cfg, kwargs = default_config("cartpole")
     prog = program("cartpole", kwargs, dataclasses.replace(cfg, num_steps=8))
     assert not prog.masked and prog.example_traj().mask is None
+
+
+def test_masked_training_is_identical_on_both_backends(sequenced_bandit: str,
+                                                       tmp_path: Path) -> None:
+    """Masked PPO on the reference backend (the host rollout: the batch's ``action_masks``
+    before each policy step, the masks in the trajectory) is the JAX backend's computation:
+    with the same games (the bandit's fixed context sequence from the reference batch's seeds)
+    both give bit-identical parameters and logs. A host path that paired a mask with the wrong
+    observation, dropped it from the update or sampled differently would break this."""
+    from envport.train import load_params, read_log, train
+
+    for backend in ("jax", "reference"):
+        train(sequenced_bandit, backend, seed=5, out=tmp_path / backend, progress=False)
+    (_, a), (_, b) = load_params(tmp_path / "jax"), load_params(tmp_path / "reference")
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    log_a, log_b = read_log(tmp_path / "jax"), read_log(tmp_path / "reference")
+    assert len(log_a) == PPO.num_updates
+    for ra, rb in zip(log_a, log_b, strict=True):
+        for k in ("mean_return", "policy_loss", "value_loss", "entropy", "approx_kl"):
+            assert ra[k] == rb[k], (k, ra, rb)
+    # Not two untrained runs alike: the policy learned (uniform over the legal actions
+    # returns 1/3), and never from an illegal action's 2.
+    returns = [r["mean_return"] for r in log_a]
+    assert returns[-1] > 0.8 and max(returns) <= 1.0, returns
