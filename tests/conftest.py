@@ -12,6 +12,23 @@ from typing import Any
 
 import pytest
 
+# One persistent XLA compilation cache for the test session, shared by the pytest-xdist workers
+# and the `envport` subprocesses the CLI tests start (they inherit the environment): the same
+# engine step compiled in several processes (the Pokemon engine's takes minutes on 2 cores) is
+# compiled once and read from disk after. Fresh each session (removed at its end, see
+# pytest_sessionfinish), and a folder the caller set is left as it is. Compiled code only: no
+# test's expected values come from it.
+_XLA_CACHE = "JAX_COMPILATION_CACHE_DIR"
+_OWN_XLA_CACHE = "ENVPORT_TEST_XLA_CACHE"  # set when this session made the folder
+if _XLA_CACHE not in os.environ:
+    os.environ[_XLA_CACHE] = os.environ[_OWN_XLA_CACHE] = tempfile.mkdtemp(
+        prefix="envport-test-xla-")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput") and _OWN_XLA_CACHE in os.environ:
+        shutil.rmtree(os.environ[_OWN_XLA_CACHE], ignore_errors=True)
+
 
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[str]:

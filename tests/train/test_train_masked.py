@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -230,8 +230,8 @@ def test_unmasked_environments_keep_their_plain_trajectory() -> None:
     assert not prog.masked and prog.example_traj().mask is None
 
 
-def test_masked_training_is_identical_on_both_backends(sequenced_bandit: str,
-                                                       tmp_path: Path) -> None:
+def test_masked_training_is_identical_on_both_backends(
+        sequenced_bandit: str, tmp_path: Path, same_leaves: Callable[[Any, Any], None]) -> None:
     """Masked PPO on the reference backend (the host rollout: the batch's ``action_masks``
     before each policy step, the masks in the trajectory) is the JAX backend's computation:
     with the same games (the bandit's fixed context sequence from the reference batch's seeds)
@@ -242,8 +242,7 @@ def test_masked_training_is_identical_on_both_backends(sequenced_bandit: str,
     for backend in ("jax", "reference"):
         train(sequenced_bandit, backend, seed=5, out=tmp_path / backend, progress=False)
     (_, a), (_, b) = load_params(tmp_path / "jax"), load_params(tmp_path / "reference")
-    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True):
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    same_leaves(a, b)
     log_a, log_b = read_log(tmp_path / "jax"), read_log(tmp_path / "reference")
     assert len(log_a) == PPO.num_updates
     for ra, rb in zip(log_a, log_b, strict=True):
