@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import functools
+import hashlib
 import json
 import math
 import os
@@ -70,6 +72,30 @@ class TrainResult:
     plot_path: Path | None
 
 
+# What a run's behaviour can depend on in envport's own tree: the engines, the trainer, the
+# generated data, the Node worker and the ROM's sources (not prompt templates or docs).
+SOURCE_SUFFIXES = (".py", ".json", ".js", ".c", ".h", ".s", ".inc")
+
+
+def tree_digest(root: str | os.PathLike[str]) -> str:
+    """16 hex digits of sha256 over the files under ``root`` with :data:`SOURCE_SUFFIXES`, by
+    relative path and content (installed ``node_modules`` and bytecode left out)."""
+    root = Path(root)
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.suffix in SOURCE_SUFFIXES
+                       and not {"node_modules", "__pycache__"} & set(p.parts) and p.is_file()):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+@functools.cache
+def source_digest() -> str:
+    """:func:`tree_digest` of the envport package this process runs: which code trained a run
+    (config.json's ``source``), so that a comparison of runs trained by different code says
+    so. Compiled extensions and dependencies are not in it (``versions`` names those)."""
+    return tree_digest(Path(envport.__file__).resolve().parent)
+
+
 def run_config(name: str, backend: str, cfg: PPOConfig, env_kwargs: dict[str, Any]
                ) -> dict[str, Any]:
     """What config.json records: enough to rebuild the run and to compare runs."""
@@ -79,6 +105,7 @@ def run_config(name: str, backend: str, cfg: PPOConfig, env_kwargs: dict[str, An
         "ppo": cfg.to_dict(), "devices": len(jax.devices()),
         "versions": {"jax": jax.__version__, "flax": flax.__version__,
                      "optax": optax.__version__, "numpy": np.__version__},
+        "source": source_digest(),
     }
 
 

@@ -54,7 +54,10 @@ on equivalence: it must reject both "the difference is <= -margin" and "the diff
 Resumption: every run lives in ``out/<backend>-seed<seed>``. A finished run with the same
 configuration is reused, an unfinished one (Ctrl-C, crash) is resumed from its checkpoint, and
 the evaluations are cached in ``out/evaluations.json``, so re-running an interrupted transfer
-retrains nothing.
+retrains nothing. Reuse keys a run by its configuration, not by the code that trained it: each
+run's config.json records that code (``source``, :func:`envport.train.run.source_digest`), the
+result lists the runs by it (``sources``), and a comparison of runs trained by different code
+says so on the terminal and in the report.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -373,6 +377,9 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
                      "wall_time": summary["wall_time"], "sps": summary["sps"],
                      "final_mean_return": summary["final_mean_return"]})
     configs = assert_matched(*(r["dir"] for r in runs))
+    sources = source_versions(runs, configs)
+    if len(sources) > 1:
+        print(f"warning: {mixed_sources_note(sources)}", file=sys.stderr, flush=True)
 
     cache_path = out_dir / EVAL_CACHE
     cache: dict[str, list[float]] = (json.loads(cache_path.read_text())
@@ -427,7 +434,7 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
         "equivalent": bool(equivalent),
         "verdict": ("equivalent" if equivalent else "equivalence NOT shown"),
         "why_tost": WHY_TOST, "runs": runs, "wall_time": time.perf_counter() - t0,
-        "plot": str(plot_path), "out": str(out_dir),
+        "plot": str(plot_path), "out": str(out_dir), "sources": sources,
     }
     result = _finite(result)
     plot_transfer(result, plot_path)
@@ -469,6 +476,23 @@ def _fmt(x: Any, spec: str = ".4g") -> str:
     return "n/a" if x is None else format(x, spec)
 
 
+def source_versions(runs: list[dict[str, Any]], configs: list[dict[str, Any]]
+                    ) -> dict[str, list[str]]:
+    """The runs by the envport source that trained them (config.json's ``source``; runs from
+    before it was recorded: "unrecorded"). A reused run folder may hold runs of older code."""
+    sources: dict[str, list[str]] = {}
+    for r, c in zip(runs, configs, strict=True):
+        sources.setdefault(c.get("source", "unrecorded"), []).append(
+            f"{r['backend']}-seed{r['seed']}")
+    return sources
+
+
+def mixed_sources_note(sources: dict[str, list[str]]) -> str:
+    return (f"these runs were trained by {len(sources)} versions of envport's source ("
+            + "; ".join(f"{k}: {', '.join(v)}" for k, v in sources.items())
+            + "): the comparison mixes code; retrain the older runs in a new folder")
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The transfer result as a short markdown report."""
     lines = [f"# envport transfer {result['env']}", "",
@@ -477,6 +501,8 @@ def markdown(result: dict[str, Any]) -> str:
              f"episodes on each backend; a policy's score is its {result['metric_label']}. "
              f"Margin {result['margin']:g}, alpha "
              f"{result['alpha']:g}. Verdict: **{result['verdict']}**.", "",
+             *([f"**Warning**: {mixed_sources_note(result['sources'])}.", ""]
+               if len(result.get("sources", {})) > 1 else []),
              "| trained on \\ evaluated on | " + " | ".join(BACKENDS) + " |",
              "|---|" + "---|" * len(BACKENDS)]
     digits = score_format(result["metric"])

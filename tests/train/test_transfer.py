@@ -13,7 +13,7 @@ import pytest
 
 import envport
 from envport.core.registry import Training
-from envport.train.run import RESULT_FILE
+from envport.train.run import CONFIG_FILE, RESULT_FILE, source_digest, tree_digest
 from envport.train.transfer import (
     PLOT_PNG,
     REPORT_MD,
@@ -226,3 +226,32 @@ def test_transfer_help_names_every_documented_margin() -> None:
                   for name in envport.list_envs() if envport.spec(name).training.margin
                   is not None}
     assert listed == documented
+
+
+def test_runs_trained_by_different_code_are_reported(first: tuple[Path, dict],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out, r = first
+    assert list(r["sources"]) == [source_digest()]
+    config = out / "reference-seed0" / CONFIG_FILE
+    saved = config.read_text()
+    try:  # as a run trained before an engine change, reused from the folder
+        config.write_text(json.dumps({**json.loads(saved), "source": "0" * 16}))
+        again = tiny(out)
+    finally:
+        config.write_text(saved)
+    assert again["sources"] == {source_digest(): ["jax-seed0"], "0" * 16: ["reference-seed0"]}
+    assert "warning: these runs were trained by 2 versions" in capsys.readouterr().err
+    assert "**Warning**: these runs were trained by 2 versions" in (out / REPORT_MD).read_text()
+    assert again["table"] == r["table"]  # reported, not refused: the runs are still compared
+
+
+def test_source_digest_follows_the_code(tmp_path: Path) -> None:
+    (tmp_path / "engine.py").write_text("X = 1\n")
+    (tmp_path / "notes.md").write_text("a\n")
+    before = tree_digest(tmp_path)
+    (tmp_path / "notes.md").write_text("b\n")  # not code
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "dep.js").write_text("1\n")  # installed, not envport's
+    assert tree_digest(tmp_path) == before
+    (tmp_path / "engine.py").write_text("X = 2\n")
+    assert tree_digest(tmp_path) != before
