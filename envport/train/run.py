@@ -81,9 +81,12 @@ def tree_digest(root: str | os.PathLike[str]) -> str:
     """16 hex digits of sha256 over the files under ``root`` with :data:`SOURCE_SUFFIXES`, by
     relative path and content (installed ``node_modules`` and bytecode left out)."""
     root = Path(root)
+    files = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [d for d in subfolders if d not in ("node_modules", "__pycache__")]
+        files += [Path(folder, n) for n in names if Path(n).suffix in SOURCE_SUFFIXES]
     h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.suffix in SOURCE_SUFFIXES
-                       and not {"node_modules", "__pycache__"} & set(p.parts) and p.is_file()):
+    for path in sorted(files):
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
