@@ -191,8 +191,10 @@ def measure_jax(prog: Program, iterations: int, warmup: int) -> dict[str, Any]:
 def measure_reference(prog: Program, iterations: int, warmup: int, kind: str = "reference"
                       ) -> dict[str, Any]:
     """A host-stepped backend (``HostTrainer``): the reference, or (``kind="jax"``) a host
-    translation's batch."""
-    ht = HostTrainer(prog, kind)
+    translation's batch. A batch that takes the JAX rollout's keys is timed drawing its own:
+    computing the JAX batch's draws (tcg-pocket's ``batch_draws``, ~10% of its step) serves
+    L4's common random numbers, not the reference."""
+    ht = HostTrainer(prog, kind, pass_keys=False)
     state = ht.init(0)
     t = time.perf_counter()
     ht.compile(state)

@@ -46,7 +46,14 @@ class HostVectorEnv(Protocol):
     A batch for masked PPO (its translation has an ``action_mask`` hook: a two-player game
     against a fixed opponent) also has ``action_masks() -> bool[num_envs, A]``, the legal
     actions at the observations the last ``reset`` / ``step`` returned (``host_rollout.py``
-    reads it before each policy step)."""
+    reads it before each policy step).
+
+    A batch with ``takes_keys = True`` draws, when it is given them, from the keys the JAX
+    backend's rollout would reset and step its environments with: ``reset(keys=...)`` and
+    ``step(actions, keys=...)``, ``keys`` the uint32 key data ``[num_envs, 2]`` of
+    ``ppo.make_rollout``'s per-environment keys (``host_rollout.py`` passes them; without them it
+    draws its own). The two backends' runs of a seed then meet common random numbers in their
+    episodes, as Pong's do through :func:`seeded_reset` the other way round."""
 
     num_envs: int
     observation_space: Space

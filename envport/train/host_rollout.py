@@ -6,7 +6,9 @@ same network and initial parameters (same seed, same key schedule), the same com
 executable (:meth:`envport.train.program.Program.learn`), the same hyperparameters.
 Per rollout step: the policy runs jitted on the batch of observations (split over the devices
 like the JAX rollout), its actions go to NumPy, and the reference's batch
-(:func:`envport.train.backends.vector_reference`) steps them with same-step autoreset.
+(:func:`envport.train.backends.vector_reference`) steps them with same-step autoreset. A batch
+that ``takes_keys`` is also handed the keys the JAX rollout would step (and first reset) its
+environments with, so it can draw what the JAX backend draws (``backends.HostVectorEnv``).
 
 Masked PPO (a translation with an ``action_mask`` hook, ``Program.masked``: a two-player game
 against a fixed opponent) needs the host batch's legal actions at each observation:
@@ -52,9 +54,10 @@ class HostTrainer:
     reference (``kind="reference"``), or a host translation's batch (``kind="jax"``, for an
     ``EnvSpec.backend == "host"`` environment, see ``backends.make_backend``)."""
 
-    def __init__(self, prog: Program, kind: str = "reference") -> None:
+    def __init__(self, prog: Program, kind: str = "reference", pass_keys: bool = True) -> None:
         self.prog = prog
         self.kind = kind
+        self.pass_keys = pass_keys  # False: a batch that takes_keys draws its own anyway
         self.cfg = prog.cfg
         self.vec: HostVectorEnv | None = None
         self.last_traj: Transition | None = None
@@ -72,14 +75,21 @@ class HostTrainer:
                              "host batch's legal actions, and this batch has no "
                              "action_masks() -> bool[num_envs, A]")
         train, key = prog.init_train(seed)
-        key = jax.random.split(key)[0]  # the JAX backend's env-reset split: same key schedule
+        key, k_env = jax.random.split(key)  # the JAX backend's env-reset split
         assert self.vec is not None
-        obs = self.vec.reset()
+        if self._takes_keys():  # the keys the JAX backend resets its environments with
+            obs = self.vec.reset(keys=np.asarray(jax.random.key_data(
+                jax.random.split(k_env, cfg.num_envs))))  # type: ignore[call-arg]
+        else:
+            obs = self.vec.reset()
         n = cfg.num_envs
         return HostState(
             train, jax.device_put(np.zeros((n, prog.policy.carry_size), np.float32), self._bat),
             jax.device_put(key, self._rep),
             obs, np.ones(n, np.bool_), np.zeros(n, np.float32), np.zeros(n, np.int32))
+
+    def _takes_keys(self) -> bool:
+        return self.pass_keys and bool(getattr(self.vec, "takes_keys", False))
 
     def _put(self, obs: np.ndarray, first: np.ndarray) -> tuple[Array, Array]:
         return jax.device_put((obs, first), self._bat)
@@ -117,7 +127,7 @@ class HostTrainer:
         key, k_roll, k_learn = self.prog.host_keys(state.key)  # as the JAX rollout splits
         ep_return, ep_length = state.ep_return.copy(), state.ep_length.copy()
         episodes, return_sum, length_sum = 0, 0.0, 0
-        act = None
+        act, takes_keys = None, self._takes_keys()
         clock.start()
         for t in range(t_max):
             mask = self._masks()  # the legal actions at obs (None: an unmasked run)
@@ -126,14 +136,18 @@ class HostTrainer:
             # NumPy in: the compiled call transfers it with the sharding it was compiled for,
             # faster than a device_put per array per step.
             extra = () if mask is None else (mask,)
-            carry, raw, env_action, logp, value, k_roll = clock.lap("forward", act(
+            carry, raw, env_action, logp, value, k_roll, env_keys = clock.lap("forward", act(
                 state.train.params, carry, obs, first, *extra, k_roll))
             if mask is not None:
                 masks.append(mask)
             env_action, raw = np.asarray(env_action), np.asarray(raw)
             logp_buf[t], value_buf[t] = np.asarray(logp), np.asarray(value)
             clock.lap("transfer")
-            next_obs, reward, terminated, truncated = vec.step(env_action)
+            if takes_keys:
+                next_obs, reward, terminated, truncated = vec.step(
+                    env_action, keys=np.asarray(env_keys))  # type: ignore[call-arg]
+            else:
+                next_obs, reward, terminated, truncated = vec.step(env_action)
             clock.lap("env")
             done = terminated | truncated
             obs_buf[t], first_buf[t], reward_buf[t], done_buf[t] = obs, first, reward, done

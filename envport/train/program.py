@@ -273,9 +273,11 @@ class Program:
     def host_act(self, train: TrainState, carry: Array, obs: Array, first: Array,
                  k_roll: Array, mask: Array | None = None) -> Any:
         """Compiled ``(params, carry, obs, first, k_roll) -> (carry, raw action, env action,
-        logp, value, k_roll)`` for a host-stepped batch, split over the devices like the
-        rollout; ``k_roll`` is :meth:`host_keys`' per-device key, advanced as the rollout
-        advances its own (``k_env`` is split off and unused: the host batch draws its own).
+        logp, value, k_roll, env keys)`` for a host-stepped batch, split over the devices like
+        the rollout; ``k_roll`` is :meth:`host_keys`' per-device key, advanced as the rollout
+        advances its own. ``env keys`` (uint32 key data, one row per environment) are the keys
+        the JAX rollout steps its environments with at this step, for a host batch that draws
+        from them (``backends.HostVectorEnv``'s ``takes_keys``); other batches draw their own.
         With ``mask`` (masked PPO: the host batch's legal actions) the compiled call is
         ``(params, carry, obs, first, mask, k_roll)`` and samples among the legal actions as
         ``ppo.make_rollout`` does with its ``action_mask``."""
@@ -284,16 +286,17 @@ class Program:
         def act(params: Params, carry: Array, obs: Array, first: Array, *rest: Array
                 ) -> tuple[Array, ...]:
             k_roll = rest[-1]
-            k, k_act, _k_env = jax.random.split(k_roll[0], 3)
+            k, k_act, k_env = jax.random.split(k_roll[0], 3)
             legal = [m[None] for m in rest[:-1]]  # the mask, when there is one
             carry, dist, value = policy.apply(params, carry, obs[None], first[None], *legal)
             raw = dist.sample(k_act)
             logp = dist.log_prob(raw)[0]
-            return carry, raw[0], policy.env_action(raw[0]), logp, value[0], k[None]
+            env_keys = jax.random.key_data(jax.random.split(k_env, obs.shape[0]))
+            return carry, raw[0], policy.env_action(raw[0]), logp, value[0], k[None], env_keys
 
         args = (train.params, carry, obs, first) + (() if mask is None else (mask,)) + (k_roll,)
         return self._cached("act" if mask is None else "act_masked", lambda: self._shard_jit(
-            act, (REP,) + (BAT,) * (len(args) - 1), (BAT, BAT, BAT, BAT, BAT, BAT)).lower(
+            act, (REP,) + (BAT,) * (len(args) - 1), (BAT,) * 7).lower(
                 *args).compile())
 
 

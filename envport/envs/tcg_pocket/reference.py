@@ -75,7 +75,12 @@ class TcgPocketReference:
                 "trainers": random_trainers_deck, "full": random_full_deck}[self.pool]
         decks = self.decks or (deal(np.random.default_rng(derive_seed(seed, 0))),
                                deal(np.random.default_rng(derive_seed(seed, 1))))
-        self.game.reset(seed, decks, rng=Rng(derive_seed(seed, 2)))
+        return self.start(decks, Rng(derive_seed(seed, 2)))
+
+    def start(self, decks: tuple[Deck, Deck], rng: Rng) -> np.ndarray:
+        """A game of ``decks`` whose draws come from ``rng`` (``reset`` seeds one; the training
+        batch's keyed resets give the JAX engine's)."""
+        self.game.reset(0, decks, rng=rng)
         self._tape_start = 0
         self._rng_before = self.game.rng.state_array()
         return self._observe()

@@ -28,13 +28,13 @@ KEYS = 2048
 
 
 class Candidates:
-    """A stand-in generator for the reference's players: records the sequence a choice is
-    drawn from and returns its first element (so the game goes on deterministically)."""
+    """A stand-in chooser (``agents.Chooser``) for the reference's players: records the set a
+    choice is drawn from and returns its first element (so the game goes on deterministically)."""
 
     def __init__(self) -> None:
         self.drawn_from: list[int] | None = None
 
-    def choice(self, seq: list[int]) -> int:
+    def choice(self, seq: list[int], stream: str) -> int:
         self.drawn_from = [int(a) for a in seq]
         return int(seq[0])
 
