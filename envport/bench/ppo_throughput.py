@@ -192,7 +192,7 @@ def measure_reference(prog: Program, iterations: int, warmup: int, kind: str = "
                       ) -> dict[str, Any]:
     """A host-stepped backend (``HostTrainer``): the reference, or (``kind="jax"``) a host
     translation's batch. A batch that takes the JAX rollout's keys is timed drawing its own:
-    computing the JAX batch's draws (tcg-pocket's ``batch_draws``, ~10% of its step) serves
+    computing the JAX batch's draws (tcg-pocket's ``batch_draws``, ~7% of its step) serves
     L4's common random numbers, not the reference."""
     ht = HostTrainer(prog, kind, pass_keys=False)
     state = ht.init(0)

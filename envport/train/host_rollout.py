@@ -77,11 +77,10 @@ class HostTrainer:
         train, key = prog.init_train(seed)
         key, k_env = jax.random.split(key)  # the JAX backend's env-reset split
         assert self.vec is not None
-        if self._takes_keys():  # the keys the JAX backend resets its environments with
-            obs = self.vec.reset(keys=np.asarray(jax.random.key_data(
-                jax.random.split(k_env, cfg.num_envs))))  # type: ignore[call-arg]
-        else:
-            obs = self.vec.reset()
+        # A batch that takes_keys: the keys the JAX backend resets its environments with.
+        drawn = ({"keys": np.asarray(jax.random.key_data(jax.random.split(k_env, cfg.num_envs)))}
+                 if self._takes_keys() else {})
+        obs = self.vec.reset(**drawn)
         n = cfg.num_envs
         return HostState(
             train, jax.device_put(np.zeros((n, prog.policy.carry_size), np.float32), self._bat),
@@ -104,7 +103,8 @@ class HostTrainer:
              mask: np.ndarray | None, k_roll: Array) -> Any:
         """The compiled policy step of this run (a lookup after the first call)."""
         return self.prog.host_act(state.train, carry, *self._put(obs, first), k_roll,
-                                  None if mask is None else jax.device_put(mask, self._bat))
+                                  None if mask is None else jax.device_put(mask, self._bat),
+                                  env_keys=self._takes_keys())
 
     def compile(self, state: HostState) -> None:
         _, k_roll, _ = self.prog.host_keys(state.key)
@@ -127,7 +127,7 @@ class HostTrainer:
         key, k_roll, k_learn = self.prog.host_keys(state.key)  # as the JAX rollout splits
         ep_return, ep_length = state.ep_return.copy(), state.ep_length.copy()
         episodes, return_sum, length_sum = 0, 0.0, 0
-        act, takes_keys = None, self._takes_keys()
+        act = None
         clock.start()
         for t in range(t_max):
             mask = self._masks()  # the legal actions at obs (None: an unmasked run)
@@ -136,18 +136,16 @@ class HostTrainer:
             # NumPy in: the compiled call transfers it with the sharding it was compiled for,
             # faster than a device_put per array per step.
             extra = () if mask is None else (mask,)
-            carry, raw, env_action, logp, value, k_roll, env_keys = clock.lap("forward", act(
+            # env_keys: the JAX rollout's keys of this step, for a batch that takes_keys
+            carry, raw, env_action, logp, value, k_roll, *env_keys = clock.lap("forward", act(
                 state.train.params, carry, obs, first, *extra, k_roll))
             if mask is not None:
                 masks.append(mask)
             env_action, raw = np.asarray(env_action), np.asarray(raw)
             logp_buf[t], value_buf[t] = np.asarray(logp), np.asarray(value)
             clock.lap("transfer")
-            if takes_keys:
-                next_obs, reward, terminated, truncated = vec.step(
-                    env_action, keys=np.asarray(env_keys))  # type: ignore[call-arg]
-            else:
-                next_obs, reward, terminated, truncated = vec.step(env_action)
+            drawn = {"keys": np.asarray(env_keys[0])} if env_keys else {}
+            next_obs, reward, terminated, truncated = vec.step(env_action, **drawn)
             clock.lap("env")
             done = terminated | truncated
             obs_buf[t], first_buf[t], reward_buf[t], done_buf[t] = obs, first, reward, done

@@ -271,13 +271,14 @@ class Program:
             keys, (REP,), (REP, BAT, REP)).lower(key).compile())(key)
 
     def host_act(self, train: TrainState, carry: Array, obs: Array, first: Array,
-                 k_roll: Array, mask: Array | None = None) -> Any:
+                 k_roll: Array, mask: Array | None = None, env_keys: bool = False) -> Any:
         """Compiled ``(params, carry, obs, first, k_roll) -> (carry, raw action, env action,
-        logp, value, k_roll, env keys)`` for a host-stepped batch, split over the devices like
-        the rollout; ``k_roll`` is :meth:`host_keys`' per-device key, advanced as the rollout
-        advances its own. ``env keys`` (uint32 key data, one row per environment) are the keys
-        the JAX rollout steps its environments with at this step, for a host batch that draws
-        from them (``backends.HostVectorEnv``'s ``takes_keys``); other batches draw their own.
+        logp, value, k_roll)`` for a host-stepped batch, split over the devices like the
+        rollout; ``k_roll`` is :meth:`host_keys`' per-device key, advanced as the rollout
+        advances its own. With ``env_keys``, one more output: the keys the JAX rollout steps
+        its environments with at this step (uint32 key data, one row per environment), for a
+        host batch that draws from them (``backends.HostVectorEnv``'s ``takes_keys``); other
+        batches draw their own and the compiled call splits none.
         With ``mask`` (masked PPO: the host batch's legal actions) the compiled call is
         ``(params, carry, obs, first, mask, k_roll)`` and samples among the legal actions as
         ``ppo.make_rollout`` does with its ``action_mask``."""
@@ -291,12 +292,16 @@ class Program:
             carry, dist, value = policy.apply(params, carry, obs[None], first[None], *legal)
             raw = dist.sample(k_act)
             logp = dist.log_prob(raw)[0]
-            env_keys = jax.random.key_data(jax.random.split(k_env, obs.shape[0]))
-            return carry, raw[0], policy.env_action(raw[0]), logp, value[0], k[None], env_keys
+            out: tuple[Array, ...] = (carry, raw[0], policy.env_action(raw[0]), logp, value[0],
+                                      k[None])
+            if env_keys:
+                out += (jax.random.key_data(jax.random.split(k_env, obs.shape[0])),)
+            return out
 
         args = (train.params, carry, obs, first) + (() if mask is None else (mask,)) + (k_roll,)
-        return self._cached("act" if mask is None else "act_masked", lambda: self._shard_jit(
-            act, (REP,) + (BAT,) * (len(args) - 1), (BAT,) * 7).lower(
+        name = ("act" if mask is None else "act_masked") + ("_keys" if env_keys else "")
+        return self._cached(name, lambda: self._shard_jit(
+            act, (REP,) + (BAT,) * (len(args) - 1), (BAT,) * (7 if env_keys else 6)).lower(
                 *args).compile())
 
 

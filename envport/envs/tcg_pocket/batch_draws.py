@@ -42,7 +42,7 @@ from envport.pettingzoo import OPPONENTS
 # The streams of one opponent action, in the order its key splits into them.
 STREAMS = {"heuristic": ("any", "play", "attach"), "random": ("random",)}
 # Opponent actions whose noise one call computes; a longer turn computes more from the key left.
-CHAIN = 16
+CHAIN = 8
 
 
 class Choices:
@@ -104,12 +104,17 @@ class KeyedDraws:
         """Per game, the reset's draws under its key (``uint32[num_envs, 2]`` key data)."""
         return self._deals(self._fns[1](np.asarray(keys, np.uint32)))
 
-    def step(self, keys: np.ndarray) -> tuple[list[OpponentKeys], list[Deal]]:
-        """Per game, the opponent's actions of the step and the reset that follows an end."""
-        noise, left, reset = self._fns[2](np.asarray(keys, np.uint32))
-        noise, left = np.asarray(noise), np.asarray(left)
-        turns = [OpponentKeys(self, noise[j], left[j]) for j in range(len(left))]
-        return turns, self._deals(reset)
+    def deal(self, key: np.ndarray) -> Deal:
+        """The reset's draws under one key (a row of :meth:`step`'s reset keys): computed only
+        for a game that ends, not for the whole batch at every step."""
+        return self.reset(np.asarray(key)[None])[0]
+
+    def step(self, keys: np.ndarray) -> tuple[list[OpponentKeys], np.ndarray]:
+        """Per game, the opponent's actions of the step, and the keys (``uint32[num_envs, 2]``)
+        of the resets that follow an end (:meth:`deal`)."""
+        noise, left, reset_keys = (np.asarray(x) for x in self._fns[2](
+            np.asarray(keys, np.uint32)))
+        return [OpponentKeys(self, noise[j], left[j]) for j in range(len(left))], reset_keys
 
 
 @cache
@@ -138,7 +143,7 @@ def _compiled(opponent: str, n_decks: int) -> tuple[Any, Any, Any]:
 
     def step(key: jax.Array) -> tuple[Any, ...]:
         _k_game, k_opp = jax.random.split(jax.random.fold_in(key, 0))
-        return (*chain(k_opp), deal(jax.random.fold_in(key, 1)))
+        return (*chain(k_opp), jax.random.key_data(jax.random.fold_in(key, 1)))
 
     wrap = jax.random.wrap_key_data
     return (jax.jit(lambda k: chain(wrap(k))),

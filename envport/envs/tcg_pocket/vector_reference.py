@@ -124,7 +124,8 @@ class TcgVectorReference:
         """``keys``: the JAX batch's step keys (``uint32[num_envs, 2]``), or None."""
         self._require_reset()
         actions = np.asarray(actions).reshape(self.num_envs)
-        turns, deals = (None, None) if keys is None else self._keyed.step(self._check_keys(keys))
+        turns, reset_keys = ((None, None) if keys is None
+                             else self._keyed.step(self._check_keys(keys)))
         reward = np.zeros(self.num_envs, np.float32)
         done = np.zeros(self.num_envs, bool)
         for i, ref in enumerate(self.games):
@@ -134,7 +135,8 @@ class TcgVectorReference:
                 r += theirs
             reward[i], done[i] = r, terminated
             if terminated:
-                self._new_game(i, None if deals is None else deals[i])
+                self._new_game(i, None if reset_keys is None
+                               else self._keyed.deal(reset_keys[i]))
         return self._observe(), reward, done, np.zeros(self.num_envs, bool)
 
     def _check_keys(self, keys: np.ndarray) -> np.ndarray:
