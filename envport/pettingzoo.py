@@ -394,6 +394,15 @@ class VsOpponent(Environment[Any, Any]):
 
         return masks_of(state.battle)[0]
 
+    def fixed_player_action(self, key: Array, state: Any, player: str) -> Array:
+        """Player 0's choice at ``state`` by the fixed player ``player`` (one of
+        :data:`OPPONENTS`): what ``envport imitate`` clones (``envport.train.imitation``)."""
+        from envport.envs.pokemon_gen1 import agents
+
+        if player == "heuristic":
+            return agents.heuristic_jax(state)[0]
+        return agents.random_jax(key, state)[0]
+
     def transition(self, state: Any, action: Array, draws: Any, params: Any = None
                    ) -> StepResult:
         from envport.envs.pokemon_gen1 import agents
@@ -489,6 +498,11 @@ class TurnVsOpponent(Environment[Any, Any]):
             k_opp, state, jnp.float32(0), jnp.asarray(False), OPPONENTS.index(self.opponent),
             params)
         return state, self._player_0(state, reward, done).obs
+
+    def fixed_player_action(self, key: Array, state: Any, player: str) -> Array:
+        """Player 0's action at ``state`` (one where it is to act) by the fixed player
+        ``player`` (one of :data:`OPPONENTS`): what ``envport imitate`` clones."""
+        return self.game.opponent_action(key, state, OPPONENTS.index(player))
 
     def transition(self, state: Any, action: Array, draws: Any, params: Any = None
                    ) -> StepResult:

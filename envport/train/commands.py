@@ -74,6 +74,15 @@ def _fmt(x: Any, spec: str = ",.1f") -> str:
     return format(x, spec)
 
 
+def _summary(title: str, rows: tuple[tuple[str, str], ...]) -> Table:
+    table = Table(title=title)
+    table.add_column("")
+    table.add_column("value", justify="right")
+    for label, value in rows:
+        table.add_row(label, value)
+    return table
+
+
 # ---------------------------------------------------------------------------------- train
 @_guard
 def cmd_train(args: argparse.Namespace) -> int:
@@ -123,22 +132,48 @@ def cmd_train(args: argparse.Namespace) -> int:
         result = train(args.env, backend, steps=args.steps, seed=args.seed, out=out,
                        config_overrides=overrides or None, overwrite=args.overwrite,
                        env_kwargs=env_kwargs, init_from=args.init)
-    table = Table(title=f"envport train {result.env} ({result.backend} backend)")
-    table.add_column("")
-    table.add_column("value", justify="right")
-    for label, value in (
-            ("env steps", f"{result.env_steps:,}"), ("updates", f"{result.updates:,}"),
-            ("training time", f"{result.wall_time:.1f} s (+{result.compile_time:.1f} s compile)"),
-            ("steps/s", _fmt(result.sps, ",.0f")),
-            ("final mean return", _fmt(result.final_mean_return, ".2f")),
-            ("seed", str(result.config.seed)), ("run", str(result.run_dir))):
-        table.add_row(label, value)
+    table = _summary(f"envport train {result.env} ({result.backend} backend)", (
+        ("env steps", f"{result.env_steps:,}"), ("updates", f"{result.updates:,}"),
+        ("training time", f"{result.wall_time:.1f} s (+{result.compile_time:.1f} s compile)"),
+        ("steps/s", _fmt(result.sps, ",.0f")),
+        ("final mean return", _fmt(result.final_mean_return, ".2f")),
+        ("seed", str(result.config.seed)), ("run", str(result.run_dir))))
     console.print(table)
     if result.interrupted:
         console.print(f"interrupted: continue with envport train {result.env} --resume "
                       f"{result.run_dir}")
         return 130
     return 0
+
+
+# -------------------------------------------------------------------------------- imitate
+@_guard
+def cmd_imitate(args: argparse.Namespace) -> int:
+    """envport imitate ENV --expert heuristic --steps N --out DIR"""
+    from envport.train.backends import OPPONENT, check_opponent
+    from envport.train.imitation import check_expert, imitate
+    from envport.train.run import default_config
+
+    # Checked before anything is built or written: a bad value names its flag.
+    check_expert(args.env, args.expert)
+    env_kwargs = default_config(args.env)[1]
+    if args.opponent is not None:
+        check_opponent(args.env, args.opponent)
+        env_kwargs[OPPONENT] = args.opponent
+    out = args.out or f"runs/{args.env}-imitate-{args.expert}"
+    check_output(out, "--out", folder=True)
+    result = imitate(args.env, args.expert, steps=args.steps, out=out, seed=args.seed,
+                     env_kwargs=env_kwargs, config_overrides=parse_set(args.set) or None,
+                     overwrite=args.overwrite)
+    table = _summary(f"envport imitate {args.env} (expert: {result.expert})", (
+        ("env steps", f"{result.env_steps:,}"), ("iterations", f"{result.iterations:,}"),
+        ("time", f"{result.wall_time:.1f} s (+{result.compile_time:.1f} s compile)"),
+        ("agreement with the expert (held out)", _fmt(result.held_out_accuracy, ".3f")),
+        ("expert's mean return", _fmt(result.expert_return, ".3f")),
+        ("run", str(result.run_dir))))
+    console.print(table)
+    console.print(f"fine-tune it: envport train {args.env} --init {result.run_dir} --out DIR")
+    return 130 if result.interrupted else 0
 
 
 # ------------------------------------------------------------------------------- transfer
@@ -270,7 +305,26 @@ def register(subparsers: Any) -> dict[str, Handler]:
                    help="train the runs as tasks on this Ray cluster, all at once (auto: the "
                         "one this machine joined with `ray start`; HOST:PORT); the evaluation "
                         "stays here; needs pip install 'envport[scale]'")
-    return {"train": cmd_train, "transfer": cmd_transfer}
+    i = subparsers.add_parser(
+        "imitate", help="behaviour cloning of a fixed player, the start PPO fine-tunes",
+        description="Clone a fixed player of a two-player game (its choices by masked "
+                    "cross-entropy, the value of its games by the critic) into a PPO run "
+                    "folder at update 0; start PPO from it with `envport train ENV --init "
+                    "DIR`.")
+    i.add_argument("env")
+    i.add_argument("--expert", default="heuristic",
+                   help="the fixed player to clone: heuristic (default) or random")
+    i.add_argument("--opponent", metavar="NAME",
+                   help="the fixed player the expert plays against (default: the "
+                        "environment's SPEC.training.env_kwargs)")
+    i.add_argument("--steps", type=positive_int, default=1_000_000,
+                   help="environment steps of the expert's play (default 1,000,000)")
+    i.add_argument("--seed", type=seed_int, default=0)
+    i.add_argument("--out", help="run folder (default runs/ENV-imitate-EXPERT)")
+    i.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
+    i.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="PPO hyperparameter override (network, batch, lr), repeatable")
+    return {"train": cmd_train, "transfer": cmd_transfer, "imitate": cmd_imitate}
 
 
 # --------------------------------------------------------------------------- bench --ppo

@@ -101,7 +101,7 @@ def test_commands_parse_and_reject_bad_input(tmp_path: Path) -> None:
         parse_set(["lr"])
     parser = argparse.ArgumentParser()
     handlers = register(parser.add_subparsers(dest="command"))
-    assert set(handlers) == {"train", "transfer"}
+    assert set(handlers) == {"train", "transfer", "imitate"}
 
     def run(*argv: str) -> int:
         args = parser.parse_args(list(argv))

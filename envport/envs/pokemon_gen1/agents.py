@@ -195,9 +195,14 @@ def heuristic_jax(state: Any) -> jax.Array:
 
 def random_jax(key: jax.Array, state: Any) -> jax.Array:
     """Both players' uniformly random legal choices ``int32[2]`` (jittable, vmappable)."""
-    r = jax.random.randint(key, (2,), 0, RANDOM_MODULUS)
     masks = jnp.stack([E.legal_mask(state.battle, p) for p in (0, 1)])
-    return pick_legal(r, masks, jnp)
+    return pick_legal(random_draws(key), masks, jnp)
+
+
+def random_draws(key: jax.Array) -> jax.Array:
+    """The random players' integers ``int32[2]`` (one per player) that :func:`random_jax`
+    draws from its key."""
+    return jax.random.randint(key, (2,), 0, RANDOM_MODULUS)
 
 
 # ---- the Showdown versions ---------------------------------------------------------------------

@@ -108,6 +108,16 @@ def p1_reward(before_ended: Any, b: Any, xp: Any = jnp) -> Any:
     return xp.where(xp.asarray(b.ended) & ~xp.asarray(before_ended), r, 0.0).astype(np.float32)
 
 
+def reset_draws(key: Array, n_teams: int) -> tuple[Array, Array]:
+    """What a reset draws from its key: the two players' pool teams ``int32[2]`` and the four
+    LCG seed words ``uint32[4]`` (also what ``vector_reference`` computes from the JAX
+    rollout's keys, so that Showdown starts the same battles)."""
+    k_teams, k_seed = jax.random.split(key)
+    idx = jax.random.randint(k_teams, (2,), 0, n_teams)
+    words = jax.random.randint(k_seed, (4,), 0, 1 << 16).astype(jnp.uint32)
+    return idx, words
+
+
 class PokemonGen1(Environment[EnvState, PokemonParams]):
     name = "pokemon-gen1"
     # ``envport mutate``: the engine's modules are mutated (this one only wraps them); each
@@ -149,9 +159,7 @@ class PokemonGen1(Environment[EnvState, PokemonParams]):
         return state, self.observe(state)
 
     def reset(self, key: Array, params: PokemonParams | None = None) -> tuple[EnvState, Array]:
-        k_teams, k_seed = jax.random.split(key)
-        idx = jax.random.randint(k_teams, (2,), 0, len(self.pool))
-        words = jax.random.randint(k_seed, (4,), 0, 1 << 16).astype(jnp.uint32)
+        idx, words = reset_draws(key, len(self.pool))
         return self.start(self.pool.teams(idx[0], idx[1]), prng.seed_state(words))
 
     def observe(self, state: EnvState) -> Array:

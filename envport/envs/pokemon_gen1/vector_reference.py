@@ -19,13 +19,20 @@ persistent Node workers, as player 0 against a fixed opponent played on the host
   ``agents.decide`` on the :class:`agents.View` ``agents.view_jax`` builds from the JAX state
   (here from the flat state, in numpy: :func:`view_of`), with Showdown's mask; the random player
   picks uniformly among player 1's legal choices (``agents.pick_legal`` of a uniform integer
-  from this batch's generator, not the JAX key: the same distribution, other draws).
+  from this batch's generator, or, under training, the integer the JAX batch draws from the
+  same key: keyed draws below).
 * **Resets**: both teams drawn uniformly from the same committed pool as the JAX ``reset``
   (``create.pool()``, packed by Showdown's ``Teams.pack``) and the battle's four seed words,
   from ``numpy.random.default_rng(seed)``; a battle that ends is replaced in the same step
   (same-step autoreset, as ``AutoReset``), which returns the new battle's first observation.
   Reward: player 0's, +1 / -1 at a win / loss, 0 otherwise; never truncated (Showdown's
   Endless Battle Clause ends a battle at turn 1000 as a tie).
+* **Keyed draws** (``takes_keys``; ``backends.HostVectorEnv``): given the keys the JAX
+  backend's rollout resets and steps its battles with (``reset(keys=...)``, ``step(actions,
+  keys=...)``), the teams, seed words and the random player's integers are instead those the
+  JAX batch draws from the same keys (:class:`KeyedDraws`), so that Showdown plays the battles
+  the JAX engine plays: the two backends' trainings of a seed meet common random numbers.
+  Evaluation batches, given no keys, draw from the generator.
 * **State** (:meth:`get_state`): every battle's last ``toJSON``, ``seen``, and the generator;
   :meth:`set_state` imports the battles again (``Battle.fromJSON``) and checks that Showdown
   holds the same flat states.
@@ -33,10 +40,12 @@ persistent Node workers, as player 0 against a fixed opponent played on the host
 
 from __future__ import annotations
 
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import jax
 import numpy as np
 
 from envport.core.spaces import Box, Discrete, Space
@@ -90,6 +99,54 @@ def draw_battles(rng: np.random.Generator, indices: list[int], n_teams: int
 def draw_random_choices(rng: np.random.Generator, n: int) -> np.ndarray:
     """The random opponent's integers for ``n`` battles (``agents.pick_legal`` of each)."""
     return rng.integers(0, A.RANDOM_MODULUS, n)
+
+
+class KeyedDraws:
+    """What the JAX training batch draws from its per-battle keys (``uint32[n, 2]`` key data,
+    ``ppo.make_rollout``'s), computed by the JAX functions that draw them: a reset's teams and
+    seed words (``env.reset_draws``), and at each step the random player's integer
+    (``agents.random_draws``) and the next battle's draws. The splits are those of the JAX
+    batch's step, ``AutoReset(VsOpponent)``: the step's draws from ``fold_in(key, 0)`` (which
+    ``VsOpponent.sample_draws`` passes on whole and its ``transition`` splits into the
+    opponent's key and the game's), the reset's from ``fold_in(key, 1)``.
+    ``tests/envs/pokemon_gen1/test_pokemon_keyed_draws.py`` plays both batches on the same keys."""
+
+    def __init__(self, n_teams: int) -> None:
+        self.reset_of, self.step_of = _keyed_programs(n_teams)
+
+    @staticmethod
+    def _as_battles(idx: Any, words: Any) -> dict[int, tuple[int, int, list[int]]]:
+        idx, words = np.asarray(idx), np.asarray(words)
+        return {i: (int(idx[i, 0]), int(idx[i, 1]), [int(w) for w in words[i]])
+                for i in range(len(idx))}
+
+    def reset(self, keys: np.ndarray) -> dict[int, tuple[int, int, list[int]]]:
+        """Every battle's teams and seed words, from the reset keys."""
+        return self._as_battles(*self.reset_of(keys))
+
+    def step(self, keys: np.ndarray) -> tuple[np.ndarray, dict[int, tuple[int, int, list[int]]]]:
+        """The random player's integers ``int[n]`` and the draws of each battle's restart (used
+        where it ends), from the step keys."""
+        r, idx, words = self.step_of(keys)
+        return np.asarray(r), self._as_battles(idx, words)
+
+
+@functools.cache
+def _keyed_programs(n_teams: int) -> tuple[Any, Any]:
+    from envport.envs.pokemon_gen1.env import reset_draws
+
+    def reset(data: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return jax.vmap(lambda k: reset_draws(k, n_teams))(jax.random.wrap_key_data(data))
+
+    def one_step(key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        k_opponent, _ = jax.random.split(jax.random.fold_in(key, 0))
+        idx, words = reset_draws(jax.random.fold_in(key, 1), n_teams)
+        return A.random_draws(k_opponent)[1], idx, words
+
+    def step(data: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        return jax.vmap(one_step)(jax.random.wrap_key_data(data))
+
+    return jax.jit(reset), jax.jit(step)
 
 
 def view_of(flat: dict[str, np.ndarray], player: int) -> A.View:
@@ -149,6 +206,7 @@ class PokemonVectorReference:
         self._pool = C.pool(True)
         self._packed: dict[int, str] = {}
         self._rng = np.random.default_rng(self.seed)
+        self._keyed = KeyedDraws(len(self._pool))
         self._next_id = 0
         self._ids: list[str | None] = [None] * num_envs
         self._json: list[dict[str, Any] | None] = [None] * num_envs
@@ -196,10 +254,14 @@ class PokemonVectorReference:
         for i, reply, q in zip(todo, worker.request(requests), requests, strict=True):
             self._packed[i] = worker._result(reply, q)["packed"]
 
-    def _new_battles(self, indices: list[int]) -> dict[int, list[dict]]:
+    def _new_battles(self, indices: list[int],
+                     keyed: dict[int, tuple[int, int, list[int]]] | None = None
+                     ) -> dict[int, list[dict]]:
         """Requests creating a fresh battle for each of ``indices`` (destroying the old one):
-        two pool teams and four seed words each, drawn here in index order."""
-        draws = draw_battles(self._rng, indices, len(self._pool))
+        two pool teams and four seed words each, drawn here in index order (or those of
+        ``keyed``, the draws of the JAX batch's keys)."""
+        draws = (draw_battles(self._rng, indices, len(self._pool)) if keyed is None
+                 else {i: keyed[i] for i in indices})
         self._pack({t for a, b, _ in draws.values() for t in (a, b)})
         out: dict[int, list[dict[str, Any]]] = {}
         for i, (a, b, words) in draws.items():
@@ -220,8 +282,9 @@ class PokemonVectorReference:
             jobs[i % len(self._workers)].append((i, requests[i]))
         return jobs
 
-    def _start(self, indices: list[int]) -> None:
-        results = self._on_workers(self._by_worker(self._new_battles(indices)))
+    def _start(self, indices: list[int],
+               keyed: dict[int, tuple[int, int, list[int]]] | None = None) -> None:
+        results = self._on_workers(self._by_worker(self._new_battles(indices, keyed)))
         for i in indices:
             turn, export = results[i][-2], results[i][-1]
             self._json[i], self.requests[i] = export, turn.get("requests") or {}
@@ -232,24 +295,37 @@ class PokemonVectorReference:
                          for f in self._flat if f is not None])
 
     # ---- HostVectorEnv -------------------------------------------------------------------------
-    def reset(self) -> np.ndarray:
+    takes_keys = True
+
+    def reset(self, keys: np.ndarray | None = None) -> np.ndarray:
+        """``keys``: the JAX batch's reset keys (``uint32[num_envs, 2]``), or None (module
+        doc, keyed draws)."""
         self._rng = np.random.default_rng(self.seed)
-        self._start(list(range(self.num_envs)))
+        keyed = None if keys is None else self._keyed.reset(self._check_keys(keys))
+        self._start(list(range(self.num_envs)), keyed)
         return self._observations()
+
+    def _check_keys(self, keys: np.ndarray) -> np.ndarray:
+        keys = np.asarray(keys)
+        if keys.shape != (self.num_envs, 2) or keys.dtype != np.uint32:
+            raise ValueError(f"keys must be uint32 key data of shape ({self.num_envs}, 2), one "
+                             f"row per battle, got {keys.dtype} {keys.shape}")
+        return keys
 
     def action_masks(self) -> np.ndarray:
         """``bool[num_envs, 11]``: player 0's legal choices at the current observations."""
         self._require_reset()
         return np.stack([np.asarray(f["mask"][0], bool) for f in self._flat if f is not None])
 
-    def opponent_choices(self) -> np.ndarray:
-        """``int32[num_envs]``: the opponent's choice in each battle now (draws from the batch's
-        generator for the random player)."""
+    def opponent_choices(self, r: np.ndarray | None = None) -> np.ndarray:
+        """``int32[num_envs]``: the opponent's choice in each battle now (the random player's
+        from the integers ``r``, else drawn from the batch's generator)."""
         self._require_reset()
         flats = [f for f in self._flat if f is not None]
         if self.opponent == "heuristic":
             return np.array([int(A.decide(view_of(f, 1), np)) for f in flats], np.int32)
-        r = draw_random_choices(self._rng, len(flats))
+        if r is None:
+            r = draw_random_choices(self._rng, len(flats))
         return np.array([int(A.pick_legal(np.int32(x), f["mask"][1], np))
                          for x, f in zip(r, flats, strict=True)], np.int32)
 
@@ -257,12 +333,15 @@ class PokemonVectorReference:
         if any(f is None for f in self._flat):
             raise RuntimeError("call reset() before step()")
 
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def step(self, actions: Any, keys: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Player 0 plays ``actions`` (``int[num_envs]``, engine choices; an illegal one plays
-        the legal choice ``c mod n``, the environment's rule), the opponent its own choice."""
+        the legal choice ``c mod n``, the environment's rule), the opponent its own choice.
+        ``keys``: the JAX batch's step keys (``uint32[num_envs, 2]``), or None (module doc)."""
         self._require_reset()
         actions = self.action_space.validate(actions, batch_shape=(self.num_envs,))
-        theirs = self.opponent_choices()
+        r, restarts = (None, None) if keys is None else self._keyed.step(self._check_keys(keys))
+        theirs = self.opponent_choices(r)
         masks = np.stack([f["mask"] for f in self._flat if f is not None])
         joint = SS.resolve(np.stack([actions.astype(np.int32), theirs], axis=1), masks, np)
         requests = {}
@@ -285,7 +364,7 @@ class PokemonVectorReference:
             self._flat[i] = flat_of(export, turn, flat["seen"])
         ended = [i for i in range(self.num_envs) if terminated[i]]
         if ended:
-            self._start(ended)
+            self._start(ended, restarts)
         return self._observations(), reward, terminated, np.zeros(self.num_envs, bool)
 
     def flat_states(self) -> list[dict[str, np.ndarray]]:
