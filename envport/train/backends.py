@@ -53,7 +53,14 @@ class HostVectorEnv(Protocol):
     ``step(actions, keys=...)``, ``keys`` the uint32 key data ``[num_envs, 2]`` of
     ``ppo.make_rollout``'s per-environment keys (``host_rollout.py`` passes them; without them it
     draws its own). The two backends' runs of a seed then meet common random numbers in their
-    episodes, as Pong's do through :func:`seeded_reset` the other way round."""
+    episodes, as Pong's do through :func:`seeded_reset` the other way round.
+
+    A batch with ``set_active(active: bool[num_envs])`` steps only the active environments from
+    then on (until the next ``reset``): an inactive one is not stepped, its observation and mask
+    stay as they were, its reward is 0 and it neither terminates nor truncates, and what it
+    would have drawn it does not draw. The evaluation (``evaluation._play``) stops each
+    environment once its first episode has ended, so a slow reference spends no steps on
+    episodes nobody counts; the active environments' episodes must not depend on it."""
 
     num_envs: int
     observation_space: Space

@@ -217,10 +217,12 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     check_output(args.json, "--json")
     check_output(args.plot, "--plot")
     check_output(args.out or f"runs/{args.env}-transfer", "--out", folder=True)
+    if args.init is not None and not (Path(args.init) / "config.json").is_file():
+        raise ValueError(f"--init {args.init}: not a run folder (no config.json)")
     result = transfer(args.env, seeds=args.seeds, margin=margin, steps=args.steps,
                       episodes=args.episodes, out=args.out, alpha=args.alpha,
                       config_overrides=parse_set(args.set) or None, plot=args.plot,
-                      ray=args.ray)
+                      ray=args.ray, init_from=args.init)
     console.print(transfer_table(result))
     for name, t in result["tost"].items():
         ci = t["ci"]
@@ -301,6 +303,10 @@ def register(subparsers: Any) -> dict[str, Handler]:
     x.add_argument("--plot", help="write the cross-evaluation plot here (PNG)")
     x.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="PPO hyperparameter override for every run (repeatable)")
+    x.add_argument("--init", metavar="DIR",
+                   help="start every run of both backends from the final network of the run "
+                        "in DIR (e.g. `envport imitate`'s clone); each seed keeps its own "
+                        "optimizer and keys")
     x.add_argument("--ray", metavar="ADDRESS",
                    help="train the runs as tasks on this Ray cluster, all at once (auto: the "
                         "one this machine joined with `ray start`; HOST:PORT); the evaluation "

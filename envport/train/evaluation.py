@@ -119,6 +119,9 @@ def _play(vec: Any, cfg: PPOConfig, params: Params, episodes: int, seed: int,
     running = np.zeros(episodes, np.float64)
     returns = np.full(episodes, np.nan)
     masks = getattr(vec, "action_masks", None)
+    # A batch that can stop stepping environments (HostVectorEnv.set_active) stops each one
+    # once its first episode has ended; each still contributes its first episode.
+    set_active = getattr(vec, "set_active", None)
     for _ in range(max_steps):
         # NumPy straight into the compiled call: an eager jnp.asarray per step costs more.
         legal = () if masks is None else (masks(),)
@@ -131,6 +134,8 @@ def _play(vec: Any, cfg: PPOConfig, params: Params, episodes: int, seed: int,
         running[first] = 0.0
         if not np.isnan(returns).any():
             return returns
+        if set_active is not None and newly.any():
+            set_active(np.isnan(returns))
     raise RuntimeError(f"{int(np.isnan(returns).sum())} of {episodes} episodes still running "
                        f"after max_steps={max_steps} steps")
 

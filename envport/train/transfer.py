@@ -51,13 +51,21 @@ on equivalence: it must reject both "the difference is <= -margin" and "the diff
 +margin", i.e. the 90% confidence interval of the difference (for alpha 0.05) must lie inside
 (-margin, +margin). More noise or fewer seeds can then only make equivalence harder to show.
 
+A start (``init_from``, ``--init DIR``): every run of both backends starts from the final
+network of the run in DIR (e.g. ``envport imitate``'s clone of a fixed player, where PPO from
+scratch would leave every policy losing nearly every game), with its own seed's optimizer and
+keys. The start's parameter digest is in the result.
+
 Resumption: every run lives in ``out/<backend>-seed<seed>``. A finished run with the same
 configuration is reused, an unfinished one (Ctrl-C, crash) is resumed from its checkpoint, and
 the evaluations are cached in ``out/evaluations.json``, so re-running an interrupted transfer
-retrains nothing. Reuse keys a run by its configuration, not by the code that trained it: each
-run's config.json records that code (``source``, :func:`envport.train.run.source_digest`), the
-result lists the runs by it (``sources``), and a comparison of runs trained by different code
-says so on the terminal and in the report.
+retrains nothing. The cache is keyed by the policy's parameters (their digest), the evaluation
+backend, episodes, seed and environment options: an evaluation is a function of those, so two
+runs holding the same network (a seed's runs on both backends, where training is the same
+computation) are evaluated once. Reuse keys a run by its configuration, not by the code that
+trained it: each run's config.json records that code (``source``,
+:func:`envport.train.run.source_digest`), the result lists the runs by it (``sources``), and a
+comparison of runs trained by different code says so on the terminal and in the report.
 """
 
 from __future__ import annotations
@@ -184,10 +192,10 @@ def _log(progress: bool, message: str) -> None:
 
 def _plan_run(name: str, backend: str, seed: int, steps: int | None,
               overrides: dict[str, Any] | None, env_kwargs: dict[str, Any] | None,
-              run_dir: Path) -> tuple[str, dict[str, Any] | None]:
+              run_dir: Path, init_from: str | None = None) -> tuple[str, dict[str, Any] | None]:
     """What ``run_dir`` needs: ``("reused", its summary)`` for a finished run with this
     configuration, ``("resume", None)`` for an unfinished one, ``("train", None)`` for none;
-    ValueError for a run with another configuration."""
+    ValueError for a run with another configuration (or another start, ``init_from``)."""
     cfg, kwargs = resolve_config(name, backend, steps, seed, overrides, env_kwargs, None)
     expected = run_config(name, backend, cfg, kwargs)
     if not ((run_dir / CONFIG_FILE).is_file() and (run_dir / CHECKPOINT_FILE).is_file()):
@@ -196,6 +204,8 @@ def _plan_run(name: str, backend: str, seed: int, steps: int | None,
     diffs = hyperparameter_diff(saved, expected)
     if saved["backend"] != backend:
         diffs.append(f"backend: {saved['backend']!r} vs {backend!r}")
+    if saved.get("init_from") != init_from:
+        diffs.append(f"init_from: {saved.get('init_from')!r} vs {init_from!r}")
     if diffs:
         raise ValueError(f"{run_dir} holds a run with a different configuration ("
                          + "; ".join(diffs) + "): choose another output folder")
@@ -208,7 +218,8 @@ def _plan_run(name: str, backend: str, seed: int, steps: int | None,
 
 def _train_run(name: str, backend: str, seed: int, steps: int | None,
                overrides: dict[str, Any] | None, env_kwargs: dict[str, Any] | None,
-               run_dir: Path, resume: bool, progress: bool) -> dict[str, Any]:
+               run_dir: Path, resume: bool, progress: bool,
+               init_from: str | None = None) -> dict[str, Any]:
     """Train (or resume) the run in ``run_dir``; its result.json."""
     if resume:
         result = train(name, backend, out=run_dir, resume=True, steps=steps, seed=seed,
@@ -216,7 +227,7 @@ def _train_run(name: str, backend: str, seed: int, steps: int | None,
     else:
         result = train(name, backend, steps=steps, seed=seed, out=run_dir,
                        config_overrides=overrides, env_kwargs=env_kwargs, progress=progress,
-                       overwrite=True)
+                       overwrite=True, init_from=init_from)
     if result.interrupted:
         raise KeyboardInterrupt(f"training of {run_dir} was interrupted; run the transfer "
                                 "again to resume it")
@@ -225,15 +236,16 @@ def _train_run(name: str, backend: str, seed: int, steps: int | None,
 
 def _ensure_run(name: str, backend: str, seed: int, steps: int | None,
                 overrides: dict[str, Any] | None, env_kwargs: dict[str, Any] | None,
-                run_dir: Path, progress: bool) -> dict[str, Any]:
+                run_dir: Path, progress: bool, init_from: str | None = None) -> dict[str, Any]:
     """Train, resume or reuse the run in ``run_dir``; returns its summary and what was done."""
-    action, done = _plan_run(name, backend, seed, steps, overrides, env_kwargs, run_dir)
+    action, done = _plan_run(name, backend, seed, steps, overrides, env_kwargs, run_dir,
+                             init_from)
     if done is not None:
         _log(progress, f"  reusing {run_dir}")
         return {**done, "status": "reused"}
     _log(progress, f"  {'resuming' if action == 'resume' else 'training'} {run_dir}")
     done = _train_run(name, backend, seed, steps, overrides, env_kwargs, run_dir,
-                      action == "resume", progress)
+                      action == "resume", progress, init_from)
     return {**done, "status": "resumed" if action == "resume" else "trained"}
 
 
@@ -250,7 +262,7 @@ def _remote_run(task: dict[str, Any]) -> tuple[dict[str, Any], dict[str, bytes]]
             (run_dir / fname).write_bytes(data)
         done = _train_run(task["name"], task["backend"], task["seed"], task["steps"],
                           task["overrides"], task["env_kwargs"], run_dir, task["resume"],
-                          progress=False)
+                          progress=False, init_from=task["init_from"])
         # result.json names its folder: the driver's, where these files go
         here, there = str(run_dir), task["run_dir"]
         done = {k: there + v[len(here):] if isinstance(v, str) and v.startswith(here) else v
@@ -261,17 +273,19 @@ def _remote_run(task: dict[str, Any]) -> tuple[dict[str, Any], dict[str, bytes]]
 
 def _ensure_runs_on_ray(address: str, name: str, jobs: list[tuple[str, int, Path]],
                         steps: int | None, overrides: dict[str, Any] | None,
-                        env_kwargs: dict[str, Any] | None, progress: bool
-                        ) -> list[dict[str, Any]]:
+                        env_kwargs: dict[str, Any] | None, progress: bool,
+                        init_from: str | None = None) -> list[dict[str, Any]]:
     """:func:`_ensure_run` for every ``(backend, seed, run_dir)`` of ``jobs``, the runs that
-    need training as Ray tasks at once; each task's folder is written into its ``run_dir``."""
+    need training as Ray tasks at once; each task's folder is written into its ``run_dir``.
+    A start (``init_from``) is read by the workers from its path: a folder they can all read."""
     from envport.scale import RayExecutor
 
     summaries: list[dict[str, Any] | None] = [None] * len(jobs)
     tasks: list[dict[str, Any]] = []
     where: list[int] = []
     for j, (backend, seed, run_dir) in enumerate(jobs):
-        action, done = _plan_run(name, backend, seed, steps, overrides, env_kwargs, run_dir)
+        action, done = _plan_run(name, backend, seed, steps, overrides, env_kwargs, run_dir,
+                                 init_from)
         if done is not None:
             _log(progress, f"  reusing {run_dir}")
             summaries[j] = {**done, "status": "reused"}
@@ -281,7 +295,7 @@ def _ensure_runs_on_ray(address: str, name: str, jobs: list[tuple[str, int, Path
         tasks.append({"name": name, "backend": backend, "seed": seed, "steps": steps,
                       "overrides": overrides, "env_kwargs": env_kwargs,
                       "resume": action == "resume", "files": files,
-                      "run_dir": str(run_dir)})
+                      "run_dir": str(run_dir), "init_from": init_from})
         where.append(j)
     if tasks:
         ex = RayExecutor(address)
@@ -329,7 +343,8 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
              config_overrides: dict[str, Any] | None = None,
              env_kwargs: dict[str, Any] | None = None,
              plot: str | os.PathLike[str] | None = None,
-             ray: str | None = None) -> dict[str, Any]:
+             ray: str | None = None,
+             init_from: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Train ``seeds`` PPO runs per backend (seeds 0..seeds-1, matched hyperparameters),
     evaluate each policy on both backends over ``episodes`` episodes, and test equivalence
     with TOST at ``alpha`` and ``margin`` (return units). See the module docstring for exactly
@@ -342,7 +357,8 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
     unfinished ones. With ``ray`` (a Ray cluster's address, or ``"auto"``) the training runs
     are Ray tasks, all at once, each sent back into its folder under ``out``; the parameters
     are the same as trained here (a run is a function of its config, seed and device count).
-    The evaluations run here. Returns the JSON written to ``out/transfer.json``.
+    The evaluations run here. ``init_from``: every run starts from the final network of the
+    run in that folder (module doc). Returns the JSON written to ``out/transfer.json``.
     """
     envport.spec(name)  # unknown environment: UnknownEnvironmentError naming the known ones
     if int(seeds) < 1:
@@ -358,6 +374,15 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
 
         check_address(ray)
         require_ray()
+    start = None
+    if init_from is not None:
+        # Checked here, not after the first run's set-up; the path is recorded absolute, so
+        # a rerun from another folder (or a Ray worker) names the same start.
+        init_from = str(Path(init_from).resolve())
+        if load_run_config(Path(init_from))["env"] != name:
+            raise ValueError(f"init_from {init_from} holds a run of another environment, not "
+                             f"{name!r}")
+        start = {"dir": init_from, "params_sha256": params_digest(init_from)}
     out_dir = Path(out if out is not None else f"runs/{name}-transfer")
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -366,10 +391,11 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
             for backend in BACKENDS for seed in range(int(seeds))]
     if ray is None:
         summaries = [_ensure_run(name, backend, seed, steps, config_overrides, env_kwargs,
-                                 run_dir, progress) for backend, seed, run_dir in jobs]
+                                 run_dir, progress, init_from)
+                     for backend, seed, run_dir in jobs]
     else:
         summaries = _ensure_runs_on_ray(ray, name, jobs, steps, config_overrides, env_kwargs,
-                                        progress)
+                                        progress, init_from)
     runs: list[dict[str, Any]] = []
     for (backend, seed, run_dir), summary in zip(jobs, summaries, strict=True):
         runs.append({"backend": backend, "seed": seed, "dir": str(run_dir),
@@ -384,11 +410,13 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
     cache_path = out_dir / EVAL_CACHE
     cache: dict[str, list[float]] = (json.loads(cache_path.read_text())
                                      if cache_path.is_file() else {})
+    options = json.dumps(configs[0]["env_kwargs"], sort_keys=True)
     means: dict[tuple[str, str], list[float]] = {}
     for r in runs:
+        r["params_sha256"] = params_digest(r["dir"])
         for eval_backend in BACKENDS:
-            key = (f"{r['backend']}-seed{r['seed']}@{r['env_steps']}|{eval_backend}|"
-                   f"{episodes}|{EVAL_SEED + r['seed']}")
+            key = (f"{r['params_sha256']}|{eval_backend}|{episodes}|{EVAL_SEED + r['seed']}|"
+                   f"{options}")
             if key not in cache:
                 _log(progress, f"  evaluating {r['backend']}-seed{r['seed']} on {eval_backend}"
                                f" ({episodes} episodes)")
@@ -406,7 +434,6 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
     # pair twice would shrink the interval with no new information.
     distinct: dict[str, dict[str, Any]] = {}
     for r in runs:
-        r["params_sha256"] = params_digest(r["dir"])
         distinct.setdefault(r["params_sha256"], r)
     on_jax = [r["eval"]["jax"] for r in distinct.values()]
     on_ref = [r["eval"]["reference"] for r in distinct.values()]
@@ -434,7 +461,7 @@ def transfer(name: str, seeds: int, margin: float, steps: int | None = None,
         "equivalent": bool(equivalent),
         "verdict": ("equivalent" if equivalent else "equivalence NOT shown"),
         "why_tost": WHY_TOST, "runs": runs, "wall_time": time.perf_counter() - t0,
-        "plot": str(plot_path), "out": str(out_dir), "sources": sources,
+        "plot": str(plot_path), "out": str(out_dir), "sources": sources, "init_from": start,
     }
     result = _finite(result)
     plot_transfer(result, plot_path)
@@ -499,6 +526,9 @@ def markdown(result: dict[str, Any]) -> str:
              f"{result['seeds']} PPO seeds per backend, {result['steps']} env steps each, "
              f"matched hyperparameters; every policy evaluated over {result['episodes']} "
              f"episodes on each backend; a policy's score is its {result['metric_label']}. "
+             + (f"Every run started from the network of `{result['init_from']['dir']}` "
+                f"(parameters sha256 {result['init_from']['params_sha256'][:16]}). "
+                if result.get("init_from") else "") +
              f"Margin {result['margin']:g}, alpha "
              f"{result['alpha']:g}. Verdict: **{result['verdict']}**.", "",
              *([f"**Warning**: {mixed_sources_note(result['sources'])}.", ""]

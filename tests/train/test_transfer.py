@@ -19,6 +19,7 @@ from envport.train.transfer import (
     REPORT_MD,
     RESULT_JSON,
     default_margin,
+    params_digest,
     policy_summary,
     transfer,
 )
@@ -81,6 +82,37 @@ def test_other_configuration_in_the_same_folder_is_refused(first: tuple[Path, di
                  progress=False, config_overrides={**TINY, "lr": 1e-3})
 
 
+def test_every_run_starts_from_init_and_one_network_is_evaluated_once(
+        first: tuple[Path, dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``init_from``: with a learning rate of 0 both backends' runs end with the start's
+    parameters; the evaluations are keyed by the parameters, so that one network is evaluated
+    once per evaluation backend, not once per run; a rerun with another start is refused."""
+    import envport.train.transfer as T
+
+    start = first[0] / "jax-seed0"
+    calls: list[str] = []
+    evaluate = T.evaluate
+    monkeypatch.setattr(T, "evaluate", lambda *a, **k: calls.append(a[1]) or evaluate(*a, **k))
+    out, still = tmp_path / "from-start", {**TINY, "lr": 0.0}
+    r = transfer("cartpole", seeds=1, margin=25.0, steps=STEPS, episodes=4, out=out,
+                 progress=False, config_overrides=still, init_from=start)
+    digest = params_digest(start)
+    assert r["init_from"] == {"dir": str(start.resolve()), "params_sha256": digest}
+    assert [x["params_sha256"] for x in r["runs"]] == [digest, digest]
+    for x in r["runs"]:
+        assert json.loads((Path(x["dir"]) / CONFIG_FILE).read_text())["init_from"] == str(
+            start.resolve())
+    assert sorted(calls) == ["jax", "reference"]
+    assert r["table"]["jax"] == r["table"]["reference"]
+    assert f"started from the network of `{start.resolve()}`" in (out / REPORT_MD).read_text()
+    with pytest.raises(ValueError, match=r"different configuration.*init_from"):
+        transfer("cartpole", seeds=1, margin=25.0, steps=STEPS, episodes=4, out=out,
+                 progress=False, config_overrides=still)
+    with pytest.raises(ValueError, match="another environment"):
+        transfer("pong", seeds=1, margin=1.0, out=tmp_path / "pong", progress=False,
+                 init_from=start)
+
+
 @pytest.mark.parametrize(("kwargs", "match"), [({"seeds": 0}, "seeds"), ({"margin": 0.0}, "margin"),
                                                ({"episodes": 0}, "episodes")])
 def test_bad_arguments(tmp_path: Path, kwargs: dict, match: str) -> None:
@@ -111,6 +143,9 @@ def test_commands_parse_and_reject_bad_input(tmp_path: Path) -> None:
     assert run("train", "cartpole", "--steps", "3", "--out", str(tmp_path / "b")) == 2
     assert run("train", "cartpole", "--set", "nosuch=1", "--out", str(tmp_path / "c")) == 2
     assert run("train", "cartpole", "--resume", str(tmp_path / "missing")) == 2
+    assert run("transfer", "cartpole", "--init", str(tmp_path / "nothing"), "--out",
+               str(tmp_path / "e")) == 2
+    assert not (tmp_path / "e").exists()
     with pytest.raises(SystemExit) as exit_:  # argparse names the flag and exits 2
         run("transfer", "cartpole", "--margin", "0", "--out", str(tmp_path / "d"))
     assert exit_.value.code == 2
@@ -175,8 +210,8 @@ def test_win_rate_metric_scores_each_policy_by_its_wins(first: tuple[Path, dict]
 
     def scored(result: dict, score) -> dict:
         return {(run["backend"], b): run["eval"][b] - score(next(
-            v for k, v in by_key.items() if k.startswith(f"{run['backend']}-seed0@")
-            and f"|{b}|" in k)) for run in result["runs"] for b in ("jax", "reference")}
+            v for k, v in by_key.items() if k.startswith(f"{run['params_sha256']}|{b}|")))
+            for run in result["runs"] for b in ("jax", "reference")}
 
     r = tiny(out)
     assert (r["metric"], r["metric_label"]) == ("win_rate", "win rate")

@@ -9,8 +9,9 @@ the JAX engine (one jitted, vmapped step; the opponent's choice inside it, as
 same teams and seed words (L2, L3), so the two batches of one seed play the same battles move
 for move under the same choices: a policy evaluated on both (``envport.train.evaluation``, one
 key schedule) meets common random numbers, and L4's sim-to-sim comparison of a policy measures
-the translation's difference, not the battles' sampling noise.
-``SPEC.training.make_matched_translation``.
+the translation's difference, not the battles' sampling noise. It stops battles as the
+reference batch does (``set_active``: what it returns of them held, never restarted, the
+random player's integers still drawn for all). ``SPEC.training.make_matched_translation``.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class PokemonVectorEngine:
         self._start, self._step, self._restart, self._masks = _programs(opponent)
         self._state: Any = None
         self._mask: np.ndarray | None = None
+        self._obs: np.ndarray | None = None
+        self._active = np.ones(num_envs, bool)
 
     def _draws(self, indices: list[int]) -> tuple[np.ndarray, ...]:
         draws = VR.draw_battles(self._rng, indices, len(self._pool))
@@ -56,9 +59,20 @@ class PokemonVectorEngine:
 
     def reset(self) -> np.ndarray:
         self._rng = np.random.default_rng(self.seed)
+        self._active = np.ones(self.num_envs, bool)
         state, obs = self._start(*self._draws(list(range(self.num_envs))))
         self._state, self._mask = state, np.asarray(self._masks(state), bool)
-        return np.asarray(obs[:, 0])
+        self._obs = np.asarray(obs[:, 0])
+        return self._obs.copy()
+
+    def set_active(self, active: np.ndarray) -> None:
+        """As ``PokemonVectorReference.set_active``: step only these battles until the next
+        :meth:`reset`."""
+        active = np.asarray(active)
+        if active.shape != (self.num_envs,) or active.dtype != np.bool_:
+            raise ValueError(f"active must be bool of shape ({self.num_envs},), got "
+                             f"{active.dtype} {active.shape}")
+        self._active = active.copy()
 
     def action_masks(self) -> np.ndarray:
         """``bool[num_envs, 11]``: player 0's legal choices at the current observations."""
@@ -76,13 +90,20 @@ class PokemonVectorEngine:
              else np.zeros(self.num_envs, np.int64))
         state, obs, reward, terminated, mask = self._step(
             self._state, jnp.asarray(actions, jnp.int32), jnp.asarray(r, jnp.int32))
-        ended = np.asarray(terminated, bool)
+        active = self._active
+        ended = np.asarray(terminated, bool) & active
+        reward = np.where(active, np.asarray(reward, np.float32), np.float32(0))
         if ended.any():  # fresh battles (and their first observations) where battles ended
             state, obs, mask = self._restart(
                 state, jnp.asarray(ended), *self._draws([int(i) for i in np.flatnonzero(ended)]))
-        self._state, self._mask = state, np.asarray(mask, bool)
-        return (np.asarray(obs), np.asarray(reward, np.float32), ended,
-                np.zeros(self.num_envs, bool))
+        if not active.all():
+            # A stopped battle's JAX state plays on unseen (the vmapped step costs the same):
+            # what the batch returns of it stays as it was, and it is never restarted.
+            assert self._obs is not None and self._mask is not None
+            obs = np.where(active[:, None], np.asarray(obs), self._obs)
+            mask = np.where(active[:, None], np.asarray(mask, bool), self._mask)
+        self._state, self._mask, self._obs = state, np.asarray(mask, bool), np.asarray(obs)
+        return (self._obs.copy(), reward, ended, np.zeros(self.num_envs, bool))
 
     def close(self) -> None:
         self._state = None

@@ -33,6 +33,10 @@ persistent Node workers, as player 0 against a fixed opponent played on the host
   JAX batch draws from the same keys (:class:`KeyedDraws`), so that Showdown plays the battles
   the JAX engine plays: the two backends' trainings of a seed meet common random numbers.
   Evaluation batches, given no keys, draw from the generator.
+* **Stopping battles** (:meth:`set_active`, ``backends.HostVectorEnv``): the evaluation stops
+  each battle once its first one has ended; a stopped battle is sent nothing, and the random
+  player's integers are still drawn for every battle, so the active ones' draws do not depend
+  on which are stopped.
 * **State** (:meth:`get_state`): every battle's last ``toJSON``, ``seen``, and the generator;
   :meth:`set_state` imports the battles again (``Battle.fromJSON``) and checks that Showdown
   holds the same flat states.
@@ -211,6 +215,8 @@ class PokemonVectorReference:
         self._ids: list[str | None] = [None] * num_envs
         self._json: list[dict[str, Any] | None] = [None] * num_envs
         self._flat: list[dict[str, Any] | None] = [None] * num_envs
+        self._obs: list[np.ndarray | None] = [None] * num_envs  # player 0's row of each flat
+        self._active = np.ones(num_envs, bool)
         # each battle's last requests (Showdown's, both sides): for agents working from them
         self.requests: list[dict[str, Any]] = [{} for _ in range(num_envs)]
 
@@ -286,13 +292,19 @@ class PokemonVectorReference:
                keyed: dict[int, tuple[int, int, list[int]]] | None = None) -> None:
         results = self._on_workers(self._by_worker(self._new_battles(indices, keyed)))
         for i in indices:
-            turn, export = results[i][-2], results[i][-1]
-            self._json[i], self.requests[i] = export, turn.get("requests") or {}
-            self._flat[i] = flat_of(export, turn, np.zeros((2, S.TEAM_SIZE), bool))
+            self._hold(i, results[i][-2], results[i][-1], np.zeros((2, S.TEAM_SIZE), bool))
+
+    def _hold(self, i: int, turn: dict[str, Any], export: dict[str, Any], seen: np.ndarray
+              ) -> dict[str, Any]:
+        """Battle ``i`` as Showdown now has it (its turn result and export): its flat state
+        and player 0's observation of it."""
+        self._json[i], self.requests[i] = export, turn.get("requests") or {}
+        flat = self._flat[i] = flat_of(export, turn, seen)
+        self._obs[i] = SS.observe_player(flat, flat["mask"], 0, np)
+        return flat
 
     def _observations(self) -> np.ndarray:
-        return np.stack([SS.observe_player(f, f["mask"], 0, np)
-                         for f in self._flat if f is not None])
+        return np.stack([o for o in self._obs if o is not None])
 
     # ---- HostVectorEnv -------------------------------------------------------------------------
     takes_keys = True
@@ -301,9 +313,19 @@ class PokemonVectorReference:
         """``keys``: the JAX batch's reset keys (``uint32[num_envs, 2]``), or None (module
         doc, keyed draws)."""
         self._rng = np.random.default_rng(self.seed)
+        self._active = np.ones(self.num_envs, bool)
         keyed = None if keys is None else self._keyed.reset(self._check_keys(keys))
         self._start(list(range(self.num_envs)), keyed)
         return self._observations()
+
+    def set_active(self, active: np.ndarray) -> None:
+        """Step only the battles where ``active`` (``bool[num_envs]``) is True until the next
+        :meth:`reset` (``backends.HostVectorEnv``; module doc)."""
+        active = np.asarray(active)
+        if active.shape != (self.num_envs,) or active.dtype != np.bool_:
+            raise ValueError(f"active must be bool of shape ({self.num_envs},), got "
+                             f"{active.dtype} {active.shape}")
+        self._active = active.copy()
 
     def _check_keys(self, keys: np.ndarray) -> np.ndarray:
         keys = np.asarray(keys)
@@ -318,16 +340,22 @@ class PokemonVectorReference:
         return np.stack([np.asarray(f["mask"][0], bool) for f in self._flat if f is not None])
 
     def opponent_choices(self, r: np.ndarray | None = None) -> np.ndarray:
-        """``int32[num_envs]``: the opponent's choice in each battle now (the random player's
-        from the integers ``r``, else drawn from the batch's generator)."""
+        """``int32[num_envs]``: the opponent's choice in each active battle now (the random
+        player's from the integers ``r``, else drawn from the batch's generator for every
+        battle); 0 in a stopped one."""
         self._require_reset()
         flats = [f for f in self._flat if f is not None]
+        out = np.zeros(self.num_envs, np.int32)
+        active = [int(i) for i in np.flatnonzero(self._active)]
         if self.opponent == "heuristic":
-            return np.array([int(A.decide(view_of(f, 1), np)) for f in flats], np.int32)
+            for i in active:
+                out[i] = A.decide(view_of(flats[i], 1), np)
+            return out
         if r is None:
             r = draw_random_choices(self._rng, len(flats))
-        return np.array([int(A.pick_legal(np.int32(x), f["mask"][1], np))
-                         for x, f in zip(r, flats, strict=True)], np.int32)
+        for i in active:
+            out[i] = A.pick_legal(np.int32(r[i]), flats[i]["mask"][1], np)
+        return out
 
     def _require_reset(self) -> None:
         if any(f is None for f in self._flat):
@@ -345,7 +373,7 @@ class PokemonVectorReference:
         masks = np.stack([f["mask"] for f in self._flat if f is not None])
         joint = SS.resolve(np.stack([actions.astype(np.int32), theirs], axis=1), masks, np)
         requests = {}
-        for i in range(self.num_envs):
+        for i in map(int, np.flatnonzero(self._active)):
             bid = self._ids[i]
             requests[i] = [{"op": "choose", "battle_id": bid,
                             "p1": E.choice_string(int(joint[i, 0])),
@@ -354,14 +382,13 @@ class PokemonVectorReference:
         results = self._on_workers(self._by_worker(requests))
         reward = np.zeros(self.num_envs, np.float32)
         terminated = np.zeros(self.num_envs, bool)
-        for i in range(self.num_envs):
+        for i in requests:
             turn, export = results[i]
             flat = self._flat[i]
             assert flat is not None
             reward[i] = _reward(turn)
             terminated[i] = bool(turn.get("ended"))
-            self._json[i], self.requests[i] = export, turn.get("requests") or {}
-            self._flat[i] = flat_of(export, turn, flat["seen"])
+            self._hold(i, turn, export, flat["seen"])
         ended = [i for i in range(self.num_envs) if terminated[i]]
         if ended:
             self._start(ended, restarts)
@@ -376,7 +403,8 @@ class PokemonVectorReference:
         self._require_reset()
         return {"json": list(self._json), "seen": [f["seen"].copy() for f in self.flat_states()],
                 "flat": self.flat_states(), "rng": self._rng.bit_generator.state,
-                "next_id": self._next_id, "opponent": self.opponent}
+                "next_id": self._next_id, "opponent": self.opponent,
+                "active": self._active.copy()}
 
     def set_state(self, state: dict[str, Any]) -> None:
         if len(state["json"]) != self.num_envs or state.get("opponent") != self.opponent:
@@ -394,9 +422,8 @@ class PokemonVectorReference:
                            {"op": "export", "battle_id": bid}]
         results = self._on_workers(self._by_worker(requests))
         for i in range(self.num_envs):
-            turn, export = results[i][-2], results[i][-1]
-            self._json[i], self.requests[i] = export, turn.get("requests") or {}
-            got = self._flat[i] = flat_of(export, turn, np.asarray(state["seen"][i], bool))
+            got = self._hold(i, results[i][-2], results[i][-1],
+                             np.asarray(state["seen"][i], bool))
             want = state["flat"][i]
             differ = [k for k in want if not np.array_equal(want[k], got[k])]
             if differ:
@@ -404,6 +431,8 @@ class PokemonVectorReference:
                                  f"({differ[:5]})")
         self._rng = np.random.default_rng()
         self._rng.bit_generator.state = state["rng"]
+        # states saved before set_active existed hold every battle active
+        self._active = np.asarray(state.get("active", np.ones(self.num_envs, bool)), bool).copy()
 
     def close(self) -> None:
         if self._threads is not None:

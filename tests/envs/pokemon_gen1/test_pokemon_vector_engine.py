@@ -8,6 +8,8 @@ are ``slow`` (the batch's compilations); the default suite evaluates a policy on
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import numpy as np
 import pytest
@@ -50,21 +52,104 @@ def test_both_batches_play_the_same_battles_against_the_random_player() -> None:
     assert _lockstep("random", 150) >= 2
 
 
-def test_a_policy_evaluated_on_both_backends_plays_the_same_battles() -> None:
+def _untrained_policy() -> tuple[Any, Any]:
     from envport.core.spaces import Box, Discrete
     from envport.envs.pokemon_gen1 import engine as E
     from envport.envs.pokemon_gen1 import spec_support as SS
-    from envport.train.evaluation import evaluate
     from envport.train.ppo import make_policy
     from envport.train.run import default_config
 
-    cfg, kwargs = default_config("pokemon-gen1")
+    cfg = default_config("pokemon-gen1")[0]
     space = Box(SS.OBS_LOW, SS.OBS_HIGH, (SS.OBS_SIZE,))
-    params = make_policy(cfg, space, Discrete(E.N_CHOICES)).init(jax.random.key(1))
+    return cfg, make_policy(cfg, space, Discrete(E.N_CHOICES)).init(jax.random.key(1))
+
+
+def test_a_policy_evaluated_on_both_backends_plays_the_same_battles() -> None:
+    from envport.train.evaluation import evaluate
+    from envport.train.run import default_config
+
+    cfg, params = _untrained_policy()
+    kwargs = default_config("pokemon-gen1")[1]
     got = {b: evaluate("pokemon-gen1", b, params, episodes=3, seed=5, config=cfg,
                        env_kwargs=dict(kwargs)) for b in ("jax", "reference")}
     assert got["jax"].shape == (3,) and set(np.unique(got["jax"])) <= {-1.0, 0.0, 1.0}
     assert np.array_equal(got["jax"], got["reference"])
+
+
+def test_the_evaluation_stops_finished_battles_and_scores_the_same_battles() -> None:
+    """The evaluation stops each battle once its first one has ended (``set_active``); against
+    the heuristic, which draws nothing while battles play, the returns are those of the same
+    batch played without stopping (a view of it without ``set_active``)."""
+    from envport.train.evaluation import _play
+
+    cfg, params = _untrained_policy()
+
+    class Counted:
+        def __init__(self, batch: VE.PokemonVectorEngine, stops: bool) -> None:
+            self.batch, self.calls = batch, []
+            if stops:
+                self.set_active = lambda active: (self.calls.append(active.copy()),
+                                                  batch.set_active(active))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.batch, name)
+
+    stopping, plain = (Counted(VE.PokemonVectorEngine(3, seed=11), s) for s in (True, False))
+    got = _play(stopping, cfg, params, 3, 11, False, 10_000)
+    assert np.array_equal(got, _play(plain, cfg, params, 3, 11, False, 10_000))
+    assert stopping.calls and not stopping.calls[-1].all()  # it did stop battles
+
+
+def test_a_stopped_battle_is_not_stepped_and_both_batches_still_agree() -> None:
+    """``set_active`` (the evaluation stops each battle once its first one has ended): a
+    stopped battle keeps its observation and mask, scores 0, never ends, and Showdown is sent
+    nothing for it (its battle's turn stays put); the battles still playing are the ones a
+    batch that stops nothing plays, and the JAX twin stops alike, across restarts of the
+    others."""
+    ref = VR.PokemonVectorReference(3, seed=3, opponent="heuristic", workers=1)
+    eng = VE.PokemonVectorEngine(3, seed=3, opponent="heuristic")
+    free = VR.PokemonVectorReference(3, seed=3, opponent="heuristic", workers=1)
+    try:
+        for batch in (ref, eng):
+            with pytest.raises(ValueError, match="active must be bool"):
+                batch.set_active(np.ones(2, bool))
+        obs = ref.reset()
+        assert np.array_equal(obs, eng.reset()) and np.array_equal(obs, free.reset())
+        playing = np.array([True, False, True])
+        rng, free_ended, turn, restarts = np.random.default_rng(1), False, -1, 0
+        for k in range(80):
+            if k == 4:  # battle 1 stops here
+                ref.set_active(playing)
+                eng.set_active(playing)
+                held_obs, held_mask = obs[1].copy(), ref.action_masks()[1].copy()
+                turn = _turn(*ref.worker_of(1))
+            actions = _random_legal(ref.action_masks(), rng)
+            mine, twin, other = ref.step(actions), eng.step(actions), free.step(actions)
+            obs = mine[0]
+            for name, a, b in zip(("obs", "reward", "terminated", "truncated"), mine, twin,
+                                  strict=True):
+                assert np.array_equal(a, b), f"step {k}: {name} {np.argwhere(a != b)[:4]}"
+            if not free_ended:  # until a restart draws other teams for the batch that stops none
+                for a, b in zip(mine, other, strict=True):
+                    assert np.array_equal(a[playing], b[playing]), f"step {k}"
+                free_ended = bool(other[2].any())
+            if k >= 4:
+                assert np.array_equal(obs[1], held_obs), f"step {k}: the stopped battle moved"
+                assert np.array_equal(ref.action_masks()[1], held_mask)
+                assert np.array_equal(eng.action_masks()[1], held_mask)
+                assert mine[1][1] == 0 and not mine[2][1]
+                restarts += int(mine[2].sum())
+        assert restarts >= 1  # a battle still playing restarted while battle 1 was stopped
+        assert _turn(*ref.worker_of(1)) == turn  # Showdown was sent nothing for it
+        assert _turn(*free.worker_of(1)) > turn  # where the batch that stops none played on
+    finally:
+        ref.close()
+        free.close()
+
+
+def _turn(worker: Any, battle_id: str) -> int:
+    reply = worker.request([{"op": "export", "battle_id": battle_id}])[0]
+    return int(reply["result"]["turn"])
 
 
 def test_bad_options_are_refused() -> None:
