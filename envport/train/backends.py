@@ -56,11 +56,13 @@ class HostVectorEnv(Protocol):
     episodes, as Pong's do through :func:`seeded_reset` the other way round.
 
     A batch with ``set_active(active: bool[num_envs])`` steps only the active environments from
-    then on (until the next ``reset``): an inactive one is not stepped, its observation and mask
-    stay as they were, its reward is 0 and it neither terminates nor truncates, and what it
-    would have drawn it does not draw. The evaluation (``evaluation._play``) stops each
-    environment once its first episode has ended, so a slow reference spends no steps on
-    episodes nobody counts; the active environments' episodes must not depend on it."""
+    then on (until the next ``reset``): an inactive one is not stepped (or, where stepping the
+    whole batch costs the same, its results are dropped) and never restarted, its observation
+    and mask stay as they were, its reward is 0 and it neither terminates nor truncates. The
+    evaluation (``evaluation._play``) stops each environment once its first episode has ended,
+    so a slow reference spends no steps on episodes nobody counts. A reference batch and its
+    matched translation (``SPEC.training.make_matched_translation``) must stop alike, so that
+    they still draw the same for the environments that play on."""
 
     num_envs: int
     observation_space: Space

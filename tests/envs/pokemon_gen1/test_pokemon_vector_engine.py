@@ -86,18 +86,22 @@ def test_the_evaluation_stops_finished_battles_and_scores_the_same_battles() -> 
 
     class Counted:
         def __init__(self, batch: VE.PokemonVectorEngine, stops: bool) -> None:
-            self.batch, self.calls = batch, []
-            if stops:
-                self.set_active = lambda active: (self.calls.append(active.copy()),
-                                                  batch.set_active(active))
+            self.batch, self.stops, self.calls = batch, stops, []
 
         def __getattr__(self, name: str) -> Any:
+            if name == "set_active":
+                if not self.stops:  # the view of a batch that cannot stop its battles
+                    raise AttributeError(name)
+                return lambda active: (self.calls.append(active.copy()),
+                                       self.batch.set_active(active))
             return getattr(self.batch, name)
 
     stopping, plain = (Counted(VE.PokemonVectorEngine(3, seed=11), s) for s in (True, False))
+    assert not hasattr(plain, "set_active")
     got = _play(stopping, cfg, params, 3, 11, False, 10_000)
     assert np.array_equal(got, _play(plain, cfg, params, 3, 11, False, 10_000))
     assert stopping.calls and not stopping.calls[-1].all()  # it did stop battles
+    assert plain.batch._active.all()  # and the plain one did not
 
 
 def test_a_stopped_battle_is_not_stepped_and_both_batches_still_agree() -> None:
