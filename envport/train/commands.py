@@ -84,6 +84,12 @@ def _summary(title: str, rows: tuple[tuple[str, str], ...]) -> Table:
 
 
 # ---------------------------------------------------------------------------------- train
+def check_init(path: str | None) -> None:
+    """``--init DIR`` (train, transfer) names a run folder, checked before any work."""
+    if path is not None and not (Path(path) / "config.json").is_file():
+        raise ValueError(f"--init {path}: not a run folder (no config.json)")
+
+
 @_guard
 def cmd_train(args: argparse.Namespace) -> int:
     """envport train ENV --backend jax|reference --steps N --seed S --out DIR"""
@@ -127,8 +133,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         backend = args.backend or "jax"
         out = args.out or f"runs/{args.env}-{backend}"
         check_output(out, "--out", folder=True)
-        if args.init is not None and not (Path(args.init) / "config.json").is_file():
-            raise ValueError(f"--init {args.init}: not a run folder (no config.json)")
+        check_init(args.init)
         result = train(args.env, backend, steps=args.steps, seed=args.seed, out=out,
                        config_overrides=overrides or None, overwrite=args.overwrite,
                        env_kwargs=env_kwargs, init_from=args.init)
@@ -217,8 +222,7 @@ def cmd_transfer(args: argparse.Namespace) -> int:
     check_output(args.json, "--json")
     check_output(args.plot, "--plot")
     check_output(args.out or f"runs/{args.env}-transfer", "--out", folder=True)
-    if args.init is not None and not (Path(args.init) / "config.json").is_file():
-        raise ValueError(f"--init {args.init}: not a run folder (no config.json)")
+    check_init(args.init)
     result = transfer(args.env, seeds=args.seeds, margin=margin, steps=args.steps,
                       episodes=args.episodes, out=args.out, alpha=args.alpha,
                       config_overrides=parse_set(args.set) or None, plot=args.plot,
