@@ -14,7 +14,8 @@ case ",${ENVPORT_EXTRAS:-gb}," in
     *) echo "ENVPORT_EXTRAS has no 'gb': the Game Boy core's cargo test is not run" >&2 ;;
 esac
 # Two workers (pytest-xdist), each test file on one of them (its module fixtures and compiled
-# functions stay shared): the suite is mostly single-threaded compiles and Node/MuJoCo steps, so
+# functions stay shared; files that share one large compiled program together: ONE_WORKER in
+# tests/conftest.py): the suite is mostly single-threaded compiles and Node/MuJoCo steps, so
 # the second core was idle in a serial run. ENVPORT_TEST_WORKERS=0 runs it in one process.
 python3 -m pytest -q -n "${ENVPORT_TEST_WORKERS:-2}" --dist loadfile "$@"
 code=$?

@@ -25,6 +25,29 @@ if _XLA_CACHE not in os.environ:
         prefix="envport-test-xla-")
 
 
+# Test files that step battles with the Pokemon engine's compiled one-battle step
+# (`engine.compiled(False)`, minutes to compile on 2 cores): one unit of work for pytest-xdist,
+# so one worker compiles it once, where two workers each compiled it (their compilations
+# overlap, before either is in the persistent cache).
+ONE_WORKER: dict[str, str] = {
+    f"tests/envs/pokemon_gen1/test_pokemon_{name}.py": "pokemon-engine-step"
+    for name in ("agents", "engine", "env", "export", "moves", "trapping")}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """test.sh's ``--dist loadfile``: each test file is one unit of work on one worker (its
+    module fixtures and compiled functions shared), and the files of one :data:`ONE_WORKER`
+    group are one unit together."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return ONE_WORKER.get(path, path)
+
+    return FileScheduling(config, log)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if not hasattr(session.config, "workerinput") and _OWN_XLA_CACHE in os.environ:
         shutil.rmtree(os.environ[_OWN_XLA_CACHE], ignore_errors=True)

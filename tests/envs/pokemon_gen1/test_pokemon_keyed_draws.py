@@ -5,9 +5,10 @@ chooses what the JAX random player chooses, so both play the same battles: every
 mask, reward and end equal along random legal choices of player 0, across battle ends and the
 new battles that replace them.
 
-The random opponent is the default test: it draws from the step keys as well as the resets.
-Against the heuristic only the resets draw (``slow``), and ``slow`` also trains PPO on both
-backends from one seed to the same network."""
+Both lockstep runs are ``slow`` (``python -m pytest -m slow``): the JAX batch's step compiles
+for 1-2 minutes on 2 cores. The random opponent's run is the stronger one (it draws from the
+step keys as well as the resets; against the heuristic only the resets draw), and ``slow`` also
+trains PPO on both backends from one seed to the same network."""
 
 from __future__ import annotations
 
@@ -66,6 +67,7 @@ def play_both(opponent: str, n: int = 4, steps: int = 90, seed: int = 5) -> int:
     return ended
 
 
+@pytest.mark.slow
 def test_showdown_plays_the_jax_batchs_battles_on_its_keys_against_the_random_player() -> None:
     assert play_both("random") >= 3  # several battles ended and were replaced, keyed
 

@@ -4,7 +4,8 @@ keys and the same player-0 actions as ``AutoReset(TurnVsOpponent)`` (what ``envp
 tcg-pocket`` on JAX vmaps), every observation, mask, reward and end is the same, across games
 that end and are dealt again. Training on the two backends is then one computation (slow test:
 identical networks after two updates), which is what makes L4's pairing by seed common random
-numbers."""
+numbers. The lockstep runs are ``slow`` (``python -m pytest -m slow``): their compilations cost
+minutes on 2 cores."""
 
 from __future__ import annotations
 
@@ -62,6 +63,8 @@ def lockstep(opponent: str) -> dict[str, Any]:
     return {"ends": ends, "choices": choices}
 
 
+@pytest.mark.slow  # its compilations of the batch's reset and step with the opponent's turn
+# loop (3-4 minutes on 2 cores, 8% of the default suite)
 def test_the_keyed_batch_plays_the_jax_batchs_games_against_the_heuristic() -> None:
     played = lockstep("heuristic")
     assert played["ends"] >= GAMES, played  # new games were dealt from the step's keys
