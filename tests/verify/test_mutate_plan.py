@@ -55,6 +55,23 @@ def test_a_bad_plan_is_refused_naming_what_is_wrong():
     with pytest.raises(ValueError, match="'module:factory'"):
         execute.mutation_plan(_fake_spec({"recorded_interaction": True,
                                           "interaction_sources": ["no_colon"]}))
+    with pytest.raises(ValueError, match="rollout_sources need the rollout layer"):
+        execute.mutation_plan(_fake_spec({"layers": ["interaction"],
+                                          "rollout_sources": ["m:f"]}))
+    with pytest.raises(ValueError, match="rollout_sources are 'module:factory'"):
+        execute.mutation_plan(_fake_spec({"rollout_sources": ["no_colon"]}))
+
+
+def test_a_rollout_source_is_l3_on_that_references_episodes():
+    from envport.verify import verify
+
+    s = spec("cartpole")
+    assert execute.mutation_plan(s)["rollout_sources"] == ()
+    target = s.make_reference.target  # a second reference of the same kind as a source
+    other = execute.source_spec(s, target)
+    assert other.make_reference.target == target and other.name == s.name
+    report = verify(other, ("rollout",), env=s.make(), episodes=2, seed=3)
+    assert report.passed and report.layers["rollout"].counts["episodes"] == 2
 
 
 def test_mutants_of_several_modules_have_distinct_ids_and_their_module():

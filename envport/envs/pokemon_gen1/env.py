@@ -134,6 +134,9 @@ class PokemonGen1(Environment[EnvState, PokemonParams]):
         "eager": True,
         # L2 cases also from teams with any supported move (the rare paths: mutation_states.py)
         "interaction_sources": ("envport.envs.pokemon_gen1.mutation_states:any_move_reference",),
+        # and L3 battles of teams with every supported move, the partial-trapping moves too,
+        # whose states L2 cannot inject
+        "rollout_sources": ("envport.envs.pokemon_gen1.mutation_states:any_move_battles",),
         # L1's component checks (components.py: mechanics against Showdown's own functions,
         # battle creation) alone, before L2
         "components": True,

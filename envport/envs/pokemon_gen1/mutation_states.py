@@ -13,11 +13,16 @@ gap), so such a state cannot be injected unchanged, on the original engine or an
 Named by ``PokemonGen1.mutation_plan["interaction_sources"]``; the recorded L2 of a mutation run
 (``envport.verify.mutation.recorded.record``) draws its extra cases from it with L2's own
 policies and ``perturb``.
+
+L3 injects nothing after the start (both sides play from matched seeds and teams), so its extra
+battles (:func:`any_move_battles`, ``mutation_plan["rollout_sources"]``) draw from every
+supported move, the partial-trapping moves and Metronome included: the paths L2 cannot reach.
 """
 
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 
@@ -31,26 +36,33 @@ MOVES: tuple[str, ...] = tuple(
     m for m in MV.SUPPORTED_MOVES if m not in MV.FAMILIES["trap"] + MV.FAMILIES["metronome"])
 
 
-def any_move_team(rng: random.Random, worker: object, size: int = 6) -> str:
-    """A packed team of ``size`` distinct species, each with 2-4 distinct moves of :data:`MOVES`."""
+def any_move_team(rng: random.Random, worker: object, size: int = 6,
+                  moves: tuple[str, ...] = MOVES) -> str:
+    """A packed team of ``size`` distinct species, each with 2-4 distinct moves of ``moves``."""
     from envport.envs.pokemon_gen1.reference import gen1_set
 
     team = []
     for sp in rng.sample(sorted(T.SPECIES_IDS), size):
         level = int(T.RANDOM_SETS.get(sp, {}).get("level", rng.randint(50, 100)))
-        team.append(gen1_set(sp, rng.sample(MOVES, rng.choice([2, 3, 4, 4])), level=level))
+        team.append(gen1_set(sp, rng.sample(moves, rng.choice([2, 3, 4, 4])), level=level))
     return worker.pack_team(team)  # type: ignore[attr-defined]
 
 
 class AnyMoveReference(ShowdownReference):
     """:class:`env.ShowdownReference` whose ``reset(seed)`` plays :func:`any_move_team` teams
-    drawn from ``seed`` (the battle's LCG seed from it too, as the plain reset's)."""
+    of ``moves`` drawn from ``seed`` (the battle's LCG seed from it too, as the plain
+    reset's)."""
+
+    def __init__(self, moves: tuple[str, ...] = MOVES, worker: Any = None) -> None:
+        super().__init__(worker)
+        self.moves = moves
 
     def reset(self, seed: int) -> np.ndarray:
         from envport.envs.pokemon_gen1.reference import seed_words
 
         rng = random.Random(seed)
-        teams = (any_move_team(rng, self.battle.worker), any_move_team(rng, self.battle.worker))
+        w = self.battle.worker
+        teams = (any_move_team(rng, w, moves=self.moves), any_move_team(rng, w, moves=self.moves))
         self.battle.reset(teams=teams, battle_seed=seed_words(seed, 0))
         self._tape = list(self.battle.tape_records())
         self._refresh(np.zeros((2, S.TEAM_SIZE), bool))
@@ -59,3 +71,8 @@ class AnyMoveReference(ShowdownReference):
 
 def any_move_reference() -> AnyMoveReference:
     return AnyMoveReference()
+
+
+def any_move_battles() -> AnyMoveReference:
+    """L3's extra battles: teams of every supported move (module docstring)."""
+    return AnyMoveReference(MV.SUPPORTED_MOVES)

@@ -336,7 +336,8 @@ COUNTERS: dict[str, tuple[str, int, int]] = {
     "locked_time": ("lockedmove", 1, 3), "bide_time": ("bide", 1, 3),
     "toxic_counter": ("residualdmg", 1, 15), "bide_damage": ("bide", 0, 400),
 }
-PERTURBATIONS = ("hp", "status", "sleep", "stages", "pp", "counters", "substitute", "prng")
+PERTURBATIONS = ("hp", "status", "sleep", "stages", "pp", "counters", "substitute", "prng",
+                 "no_pp")
 _PERTURB_REF: list[Any] = []  # the perturbations' own Showdown reference (one per process)
 
 
@@ -354,7 +355,8 @@ def _perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
     Pokemon standing, statuses of bench Pokemon (Sleep and Freeze Clause respected) and poison
     on or off the active, sleep counters within the start time, stages with their stat as a
     boost sets it, PP within 0..maxPP (not a Transform/Mimic slot), the active's volatile
-    counters in their ranges, the Substitute's HP, the LCG seed."""
+    counters in their ranges, the Substitute's HP, the LCG seed, and an active with no PP left
+    in any move (its request offers Struggle: a state random battles reach only late)."""
     t, a = b.team, b.active
     standing = [(s, k) for s in range(2) for k in range(S.TEAM_SIZE)
                 if t.present[s, k] and not t.fainted[s, k]]
@@ -431,6 +433,15 @@ def _perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
         return True
     if kind == "prng":
         b.prng[:] = rng.integers(0, 1 << 32, 2, dtype=np.uint64).astype(np.uint32)
+        return True
+    if kind == "no_pp" and actives:
+        s = actives[rng.integers(len(actives))]
+        k = int(a.slot[s])
+        real = [i for i in range(S.N_MOVE_SLOTS) if t.moves[s, k, i]]
+        if any(a.slot_virtual[s, i] or a.base_separate[s, i] for i in real) or \
+                not any(t.pp[s, k, i] for i in real):
+            return False
+        t.pp[s, k, real] = 0
         return True
     return False
 

@@ -110,7 +110,8 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
                original_programs: Callable[[], dict[str, Any]] | None = None,
                layers: tuple[str, ...] = LAYERS, recorded: list[Any] | None = None,
                eager: bool = False, components: bool = False,
-               modules: tuple[Any, ...] = ()) -> dict[str, Any]:
+               modules: tuple[Any, ...] = (),
+               rollout_sources: tuple[str, ...] = ()) -> dict[str, Any]:
     """Apply one mutant and run the hierarchy on it, lowest layer first, each layer in every
     mode of ``specs`` (:func:`mode_specs`), until one kills it; a survivor is examined for
     equivalence. ``original``: the original's fingerprint per mode name. ``layers``: the layers
@@ -122,7 +123,8 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
     on a mutant with the original's program too (they call the engine's functions directly),
     which is called equivalent only if it passes them. ``modules``: the translation's other
     modules, whose import-time copies of what the mutant changes are made again
-    (:func:`apply.applied`)."""
+    (:func:`apply.applied`). ``rollout_sources``: ``"module:factory"`` references whose
+    episodes L3 plays too, after the default mode's (:func:`source_spec`)."""
     import jax
 
     from envport.verify.runner import verify
@@ -175,6 +177,20 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
                 if failure is not None:
                     result.update(killed_by=failure[0], detail=failure[1], mode=s.mode_name)
                     break
+            if layer == "rollout" and not result["killed_by"]:
+                for target in rollout_sources:
+                    try:
+                        report = verify(source_spec(specs[0], target), ("rollout",),
+                                        env=envs[specs[0].mode_name], seed=seed, **sizes)
+                    except Exception as e:  # as above
+                        result.update(killed_by=layer, mode=specs[0].mode_name,
+                                      detail=f"crash: {type(e).__name__}: {e}"[:300])
+                        break
+                    failure = _first_failure(report)
+                    if failure is not None:
+                        result.update(killed_by=failure[0], mode=specs[0].mode_name,
+                                      detail=f"{target.rpartition(':')[2]}: {failure[1]}"[:300])
+                        break
     if components:  # the checks' jitted functions hold the mutant's traces: drop them
         jax.clear_caches()
     if same and result["killed_by"] is None:
@@ -198,6 +214,17 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
             result.update(equivalent=True, equivalence=why, equivalence_kind=kind)
     result["seconds"] = round(time.perf_counter() - t0, 2)
     return result
+
+
+def source_spec(spec: Any, target: str) -> Any:
+    """``spec`` with the reference ``target`` (``"module:factory"``, of the same kind: a plan's
+    ``rollout_sources``), whose resets start other episodes; the translation starts each from
+    the reference's first state, as L3 always does."""
+    import dataclasses
+
+    from envport.core.registry import lazy
+
+    return dataclasses.replace(spec, make_reference=lazy(target))
 
 
 class _Recorded:
@@ -224,14 +251,17 @@ def mutation_plan(spec: Any) -> dict[str, Any]:
     costs more than running it uncompiled; the original must then pass the recorded L2 op by op
     too (checked once per worker), so that a kill is the mutant's and not the mode's;
     ``interaction_sources``, ``"module:factory"`` references whose resets add recorded L2 cases
-    (:func:`recorded.record`; only with ``recorded_interaction``); ``components``, the
+    (:func:`recorded.record`; only with ``recorded_interaction``); ``rollout_sources``,
+    ``"module:factory"`` references whose episodes L3 plays too (:func:`source_spec`: battles
+    no reset of the spec's reference starts; the original must pass them, checked once per
+    worker); ``components``, the
     property layer of each mutant is the environment's ``Verification.components`` alone, run
     first (without the generic properties, whose compilations make L1 too dear per mutant;
     "property" is added to ``layers`` if absent), its kills counted under "property"."""
     cls = type(spec.make())
     plan = dict(getattr(cls, "mutation_plan", None) or {})
     unknown = sorted(set(plan) - {"modules", "layers", "recorded_interaction", "eager",
-                                  "interaction_sources", "components"})
+                                  "interaction_sources", "components", "rollout_sources"})
     if unknown:
         raise ValueError(f"{cls.__name__}.mutation_plan: unknown keys {unknown}")
     layers = tuple(plan.get("layers") or LAYERS)
@@ -248,14 +278,19 @@ def mutation_plan(spec: Any) -> dict[str, Any]:
     if sources and not plan.get("recorded_interaction"):
         raise ValueError(f"{cls.__name__}.mutation_plan: interaction_sources need "
                          "recorded_interaction")
-    if any(":" not in x for x in sources):
-        raise ValueError(f"{cls.__name__}.mutation_plan: interaction_sources are "
-                         f"'module:factory' names, got {list(sources)}")
+    rollout_sources = tuple(plan.get("rollout_sources") or ())
+    if rollout_sources and "rollout" not in layers:
+        raise ValueError(f"{cls.__name__}.mutation_plan: rollout_sources need the rollout layer")
+    for key, names in (("interaction_sources", sources), ("rollout_sources", rollout_sources)):
+        if any(":" not in x for x in names):
+            raise ValueError(f"{cls.__name__}.mutation_plan: {key} are 'module:factory' names, "
+                             f"got {list(names)}")
     return {"modules": list(plan.get("modules") or [cls.__module__]),
             "layers": tuple(x for x in LAYERS if x in layers),
             "recorded_interaction": bool(plan.get("recorded_interaction", False)),
             "eager": bool(plan.get("eager", False)),
-            "interaction_sources": sources, "components": components}
+            "interaction_sources": sources, "components": components,
+            "rollout_sources": rollout_sources}
 
 
 def translation_modules(spec: Any) -> list[Any]:
@@ -286,8 +321,11 @@ class _Original:
 
     def __init__(self, env: str, modules: dict[str, str], jax_cache: str | None,
                  layers: tuple[str, ...] = LAYERS, recorded: str | None = None,
-                 eager: bool = False, components: bool = False) -> None:
+                 eager: bool = False, components: bool = False,
+                 sizes: dict[str, Any] | None = None, seed: int = 0) -> None:
         import jax
+
+        from envport.verify.runner import verify
 
         if jax_cache:  # unchanged functions (reset...) compile once for all mutants
             jax.config.update("jax_compilation_cache_dir", jax_cache)
@@ -314,6 +352,17 @@ class _Original:
                 raise RuntimeError("the original translation fails the recorded L2 run op by op "
                                    f"(jax.disable_jit): {control.notes}; eager mutation "
                                    "scoring would blame the mode on the mutants")
+        self.rollout_sources = (mutation_plan(spec)["rollout_sources"]
+                                if "rollout" in self.layers else ())
+        for target in self.rollout_sources:  # the control: the original plays them alike
+            report = verify(source_spec(self.specs[0], target), ("rollout",),
+                            env=self.envs[self.specs[0].mode_name], seed=seed,
+                            **(sizes or {}))
+            failure = _first_failure(report)
+            if failure is not None:
+                raise RuntimeError(f"the original translation fails L3 on {target}'s episodes "
+                                   f"({failure[1]}): scoring mutants with them would count the "
+                                   "original's failure as kills")
         self.original = {mode: fingerprint(e) for mode, e in self.envs.items()}
         self._programs: dict[str, Any] = {}
 
@@ -331,7 +380,8 @@ class _Original:
         try:
             return run_mutant(self.specs, module, ms, self.original, sizes, seed,
                               self.programs, self.layers, self.recorded, self.eager,
-                              self.components, tuple(self.modules.values()))
+                              self.components, tuple(self.modules.values()),
+                              self.rollout_sources)
         except Exception as e:
             traceback.print_exc(file=sys.stderr)
             return {**ms.mutant.to_json(), "killed_by": "property", "equivalent": False,
@@ -345,7 +395,8 @@ def _worker(task_file: str) -> int:
     try:
         original = _Original(task["env"], task["modules"], task.get("jax_cache"),
                              tuple(task.get("layers") or LAYERS), task.get("recorded"),
-                             bool(task.get("eager")), bool(task.get("components")))
+                             bool(task.get("eager")), bool(task.get("components")),
+                             task["sizes"], task["seed"])
     except RuntimeError as e:
         print(e, file=sys.stderr)
         return 3
@@ -366,14 +417,15 @@ def _ray_mutant(task: dict[str, Any]) -> dict[str, Any]:
     import tempfile
 
     key = json.dumps([task["env"], task["modules"], task.get("layers"),
-                      task.get("components")], sort_keys=True)
+                      task.get("components"), task["sizes"], task["seed"]], sort_keys=True)
     if key not in _RAY_ORIGINALS:
         first = sorted(task["modules"].values())[0]
         cache = Path(tempfile.gettempdir()) / f"envport-mutate-jax-{first[:16]}"
         # a recorded L2 lives in the starting machine's temporary folder: Ray tasks run L2 live
         _RAY_ORIGINALS[key] = _Original(task["env"], task["modules"], str(cache),
                                         tuple(task.get("layers") or LAYERS),
-                                        components=bool(task.get("components")))
+                                        components=bool(task.get("components")),
+                                        sizes=task["sizes"], seed=task["seed"])
     return _RAY_ORIGINALS[key].run(task["item"], task["sizes"], task["seed"])
 
 
@@ -446,6 +498,7 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
         "recorded_interaction": plan["recorded_interaction"] and ray is None
         and "interaction" in plan["layers"], "eager": plan["eager"],
         "interaction_sources": list(plan["interaction_sources"]),
+        "rollout_sources": list(plan["rollout_sources"]),
         "components": plan["components"], "only": sorted(only) if only else None}
     if ray is not None:
         settings["ray"] = ray

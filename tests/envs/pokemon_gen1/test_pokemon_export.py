@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -121,42 +123,94 @@ def test_perturbed_states_are_new_showdown_states_and_one_step_matches_jax():
     """L2's perturb hook: each perturbed state differs from the visited one, a second reference
     injects it (set_state through the shared JSON store) and gives it back exactly, and one step
     of Showdown from it equals the engine's step (flat state, both masks)."""
-    from envport.envs.pokemon_gen1 import engine as E
     from envport.envs.pokemon_gen1 import env as V
 
     ref, other = V.ShowdownReference(), V.ShowdownReference()
-    bridge = V.PokemonBridge()
     rng = np.random.default_rng(11)
     changed: set[str] = set()
     cases = 0
     try:
-        for seed in range(3):
-            ref.reset(900 + seed)
-            for _ in range(14):
-                state = ref.get_state()
-                if state["battle.ended"]:
-                    break
-                new = SS.perturb(state, rng)
-                moved = _differing(state, new)
-                assert moved, "perturb returned the visited state"
-                changed.update(moved)
-                other.set_state(new)
-                assert _differing(other.get_state(), new) == []
-                action = V.legal_action(new, rng)
-                other.step(action)
-                b = bridge.to_jax(new).battle
-                c = SS.resolve(action, new["mask"])
-                nb, _ = E.compiled(False)(b, np.int32(c[0]), np.int32(c[1]))
-                got = bridge.from_jax(V.EnvState(battle=nb, seen=SS.seen_after(
-                    nb, new["seen"], np)))
-                assert _differing(other.get_state(), got) == [], f"seed {seed}: {moved}"
-                cases += 1
-                ref.step(V.legal_action(state, rng))
+        for state, new in _perturbed_states(ref, rng, range(900, 903), 14):
+            moved = _differing(state, new)
+            assert moved, "perturb returned the visited state"
+            changed.update(moved)
+            action = V.legal_action(new, rng)
+            assert _one_step_apart(other, new, action) == [], moved
+            cases += 1
     finally:
         ref.close()
         other.close()
     assert cases >= 30
     assert {"team.hp", "team.pp", "battle.prng", "active.boosts"} <= changed
+
+
+def test_an_active_out_of_pp_struggles_as_showdown_does():
+    """L2's ``no_pp`` perturbation: an active Pokemon with no PP left in any move. Showdown
+    takes the state back unchanged, its request offers one move (Struggle) beside the switches,
+    and one step from the state, Struggle chosen, equals the engine's step."""
+    from envport.envs.pokemon_gen1 import env as V
+
+    ref, other = V.ShowdownReference(), V.ShowdownReference()
+    rng = np.random.default_rng(5)
+    struggles = 0
+    try:
+        for _, new in _perturbed_states(ref, rng, range(940, 944), 12):
+            out = [p for p in (0, 1) if _out_of_pp(new, p)]
+            if not out:
+                continue
+            action = V.legal_action(new, rng)
+            for p in out:
+                assert np.flatnonzero(new["mask"][p][:4]).tolist() == [0], new["mask"][p]
+                action[p] = 0  # Struggle
+            assert _one_step_apart(other, new, action) == []
+            struggles += 1
+    finally:
+        ref.close()
+        other.close()
+    assert struggles >= 3
+
+
+def _perturbed_states(ref: Any, rng: np.random.Generator, seeds: Any, steps: int
+                      ) -> Iterator[tuple[dict, dict]]:
+    """``(visited, perturbed)`` states of ``ref``'s battles from ``seeds``, at most ``steps``
+    each, played on by random legal choices once the caller is done with each."""
+    from envport.envs.pokemon_gen1 import env as V
+
+    for seed in seeds:
+        ref.reset(seed)
+        for _ in range(steps):
+            state = ref.get_state()
+            if state["battle.ended"]:
+                break
+            yield state, SS.perturb(state, rng)
+            ref.step(V.legal_action(state, rng))
+
+
+def _one_step_apart(other: Any, state: dict, action: np.ndarray) -> list[str]:
+    """``state`` injected into the reference ``other`` (it must give it back exactly), then one
+    step of ``action`` by Showdown and by the engine's compiled step: the fields that differ."""
+    from envport.envs.pokemon_gen1 import engine as E
+    from envport.envs.pokemon_gen1 import env as V
+
+    other.set_state(state)
+    assert _differing(other.get_state(), state) == []
+    other.step(action)
+    bridge = V.PokemonBridge()
+    c = SS.resolve(action, state["mask"])
+    nb, _ = E.compiled(False)(bridge.to_jax(state).battle, np.int32(c[0]), np.int32(c[1]))
+    got = bridge.from_jax(V.EnvState(battle=nb, seen=SS.seen_after(nb, state["seen"], np)))
+    return _differing(other.get_state(), got)
+
+
+def _out_of_pp(state: dict, p: int) -> bool:
+    """Player ``p``'s active has moves and no PP left in any, at a move request (no active
+    fainted)."""
+    slots = [int(k) for k in state["active.slot"]]
+    if min(slots) < 0 or any(state["team.fainted"][q, slots[q]] for q in (0, 1)):
+        return False
+    k = slots[p]
+    moves = state["team.moves"][p, k] > 0
+    return bool(moves.any() and (state["team.pp"][p, k][moves] == 0).all())
 
 
 def test_a_cured_pokemons_status_source_is_held_without_a_status(worker):

@@ -18,6 +18,23 @@ def test_the_plan_records_l2_cases_from_the_any_move_battles_too():
         "envport.envs.pokemon_gen1.mutation_states:any_move_reference",)
 
 
+def test_l3_plays_battles_of_every_supported_move_too():
+    """The partial-trapping moves and Metronome, which L2's states leave out, reach L3."""
+    assert execute.mutation_plan(spec("pokemon-gen1"))["rollout_sources"] == (
+        "envport.envs.pokemon_gen1.mutation_states:any_move_battles",)
+    ref = MS.any_move_battles()
+    try:
+        assert ref.moves == MV.SUPPORTED_MOVES
+        carried: set[int] = set()
+        for seed in range(6):
+            ref.reset(seed)
+            state = ref.get_state()
+            carried |= set(state["team.moves"][state["team.present"]].ravel().tolist())
+    finally:
+        ref.close()
+    assert carried & {T.MOVE_IDS[m] for m in MV.FAMILIES["trap"] + MV.FAMILIES["metronome"]}
+
+
 def test_any_move_teams_leave_out_only_the_moves_whose_states_showdown_cannot_reinject():
     left_out = set(MV.SUPPORTED_MOVES) - set(MS.MOVES)
     assert left_out == set(MV.FAMILIES["trap"]) | set(MV.FAMILIES["metronome"])
