@@ -14,6 +14,7 @@ batched pytree, as a user's domain randomisation would.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable
@@ -137,7 +138,12 @@ def sample_cases(spec: EnvSpec, ref: Reference, n: int, seed: int,
         for i in rng.choice(len(pool), size=min(per_policy, len(pool)), replace=False):
             state, origin = pool[i], kind
             if spec.verification.perturb is not None and rng.random() < perturb_fraction:
-                state, origin = spec.verification.perturb(state, rng), f"{kind}+perturbed"
+                # ValueError: no nearby state the reference takes back (Showdown cannot import
+                # its own toJSON of some transformed Pokemon): the visited state is the case,
+                # and its own injection decides it (``recorded.record`` leaves out a source's
+                # state it refuses, and says so)
+                with contextlib.suppress(ValueError):
+                    state, origin = spec.verification.perturb(state, rng), f"{kind}+perturbed"
             cases.append(Case(state, draw_action(spec, state, rng), origin))
     return cases[:n]
 

@@ -46,3 +46,20 @@ def test_without_legal_action_the_unmasked_sampler_is_used():
     state = ref.get_state()
     drawn = {int(draw_action(plain, state, np.random.default_rng(i))) for i in range(40)}
     assert drawn == {0, 1}
+
+
+def test_a_state_perturb_cannot_move_is_kept_as_visited():
+    """A ``perturb`` that finds no nearby state the reference takes back (ValueError) leaves
+    the visited state as the case, instead of ending the sampling."""
+    base = spec("cartpole")
+    tried = []
+
+    def refuses(state, rng):
+        tried.append(state)
+        raise ValueError("perturb: no perturbation the reference accepts")
+
+    refusing = replace(base, verification=replace(base.verification, perturb=refuses))
+    cases = sample_cases(refusing, refusing.make_reference(), n=30, seed=2,
+                         policies=("random",), perturb_fraction=0.5)
+    assert len(cases) == 30 and tried
+    assert all(c.origin == "random" for c in cases)

@@ -28,39 +28,49 @@ def record(spec: Any, states: int, seed: int, sources: tuple[str, ...] = ()) -> 
     ``check_interaction`` draws them for ``states`` and ``seed``; then ``states`` more from each
     of ``sources`` (the plan's ``interaction_sources``: ``"module:factory"`` of a reference of
     the same kind whose resets reach other states, e.g. other teams), drawn the same way (L2's
-    policies and ``perturb``) from that reference's own resets, with its own seed."""
+    policies and ``perturb``) from that reference's own resets, with its own seed. Every case is
+    stepped by the run's reference; a state it cannot take back is left out and counted."""
     from envport.core.registry import lazy
     from envport.core.seeds import derive_seed
-    from envport.verify.interaction import sample_cases, step_reference
+    from envport.verify.interaction import sample_cases
 
-    ref = spec.make_reference()
-    cases = sample_cases(spec, ref, states, seed)
-    for c in cases:
-        c.expected, c.tape = step_reference(ref, c.state, c.action)
+    ref = [spec.make_reference()]
+    cases = _stepped(spec, ref, sample_cases(spec, ref[0], states, seed), "the run's reference",
+                     states)
     for i, target in enumerate(sources):
-        source = lazy(target)()
         name = target.rpartition(":")[2]
-        refused: list[str] = []
-        for c in sample_cases(spec, source, states, derive_seed(seed, 1000 + i)):
+        drawn = sample_cases(spec, lazy(target)(), states, derive_seed(seed, 1000 + i))
+        for c in drawn:
             c.origin = f"{name}/{c.origin}"
-            # stepped by the run's reference: every reference of the process injects its states
-            try:
-                c.expected, c.tape = step_reference(ref, c.state, c.action)
-            except ValueError as e:
-                # A state the reference itself cannot take back (Showdown's fromJSON of its own
-                # toJSON of some transformed Pokemon) is no L2 case for the original nor for a
-                # mutant: left out, counted, said.
-                refused.append(f"{c.origin}: {e}")
-                ref = spec.make_reference()  # the failed injection may leave it mid-import
-                continue
-            cases.append(c)
-        if len(refused) > states // 2:  # not the odd state: the source is broken
-            raise ValueError(f"{target}: the reference cannot inject {len(refused)} of its "
-                             f"{states} states (first: {refused[0]})")
-        if refused:
-            print(f"recorded L2: {len(refused)} of {states} states from {name} left out: the "
-                  f"reference cannot inject them (first: {refused[0]})", file=sys.stderr)
+        cases += _stepped(spec, ref, drawn, name, states)
     return cases
+
+
+def _stepped(spec: Any, ref: list[Any], cases: list[Any], name: str, states: int) -> list[Any]:
+    """``cases`` with the results of the run's reference ``ref[0]`` (replaced after a failed
+    injection), less the states it cannot take back."""
+    from envport.verify.interaction import step_reference
+
+    kept: list[Any] = []
+    refused: list[str] = []
+    for c in cases:
+        try:
+            c.expected, c.tape = step_reference(ref[0], c.state, c.action)
+        except ValueError as e:
+            # A state the reference itself cannot take back (Showdown's fromJSON of its own
+            # toJSON of some transformed Pokemon) is no L2 case for the original nor for a
+            # mutant: left out, counted, said.
+            refused.append(f"{c.origin}: {e}")
+            ref[0] = spec.make_reference()  # the failed injection may leave it mid-import
+            continue
+        kept.append(c)
+    if len(refused) > states // 2:  # not the odd state: the source is broken
+        raise ValueError(f"{name}: the reference cannot inject {len(refused)} of its "
+                         f"{states} states (first: {refused[0]})")
+    if refused:
+        print(f"recorded L2: {len(refused)} of {states} states from {name} left out: the "
+              f"reference cannot inject them (first: {refused[0]})", file=sys.stderr)
+    return kept
 
 
 def save(cases: list[Any], path: Path) -> None:
