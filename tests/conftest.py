@@ -34,6 +34,7 @@ ONE_WORKER: dict[str, str] = {
     for name in ("agents", "engine", "env", "export", "moves", "trapping")}
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: unknown where xdist is not loaded
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """test.sh's ``--dist loadfile``: each test file is one unit of work on one worker (its
     module fixtures and compiled functions shared), and the files of one :data:`ONE_WORKER`
