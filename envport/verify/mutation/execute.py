@@ -161,7 +161,11 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
                     result.update(killed_by=failure[0], detail=failure[1],
                                   mode=specs[0].mode_name)
                 continue
-            for s in specs:
+            # every mode, then (L3) the episodes of each rollout source, in the default mode
+            runs = [(s, "") for s in specs] + ([
+                (source_spec(specs[0], t), f"{t.rpartition(':')[2]}: ") for t in rollout_sources]
+                if layer == "rollout" else [])
+            for s, label in runs:
                 try:
                     if layer == "interaction" and recorded is not None and s is specs[0]:
                         with no_jit:  # only the recorded L2: the other layers crash op by op
@@ -171,26 +175,13 @@ def run_mutant(specs: list[Any], module: Any, ms: MutantSource,
                         report = verify(s, (layer,), env=envs[s.mode_name], seed=seed, **sizes)
                 except Exception as e:  # the verifier crashing on a mutant is a detection too
                     result.update(killed_by=layer, mode=s.mode_name,
-                                  detail=f"crash: {type(e).__name__}: {e}"[:300])
+                                  detail=f"{label}crash: {type(e).__name__}: {e}"[:300])
                     break
                 failure = _first_failure(report)
                 if failure is not None:
-                    result.update(killed_by=failure[0], detail=failure[1], mode=s.mode_name)
+                    result.update(killed_by=failure[0], detail=f"{label}{failure[1]}"[:300],
+                                  mode=s.mode_name)
                     break
-            if layer == "rollout" and not result["killed_by"]:
-                for target in rollout_sources:
-                    try:
-                        report = verify(source_spec(specs[0], target), ("rollout",),
-                                        env=envs[specs[0].mode_name], seed=seed, **sizes)
-                    except Exception as e:  # as above
-                        result.update(killed_by=layer, mode=specs[0].mode_name,
-                                      detail=f"crash: {type(e).__name__}: {e}"[:300])
-                        break
-                    failure = _first_failure(report)
-                    if failure is not None:
-                        result.update(killed_by=failure[0], mode=specs[0].mode_name,
-                                      detail=f"{target.rpartition(':')[2]}: {failure[1]}"[:300])
-                        break
     if components:  # the checks' jitted functions hold the mutant's traces: drop them
         jax.clear_caches()
     if same and result["killed_by"] is None:
