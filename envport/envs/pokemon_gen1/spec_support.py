@@ -26,8 +26,10 @@ from typing import Any
 import numpy as np
 
 from envport.envs.pokemon_gen1 import bridge as B
+from envport.envs.pokemon_gen1 import create as C
 from envport.envs.pokemon_gen1 import engine as E
 from envport.envs.pokemon_gen1 import matchup as M
+from envport.envs.pokemon_gen1 import moves as MV
 from envport.envs.pokemon_gen1 import state as S
 from envport.envs.pokemon_gen1 import tables as T
 
@@ -337,7 +339,17 @@ COUNTERS: dict[str, tuple[str, int, int]] = {
     "toxic_counter": ("residualdmg", 1, 15), "bide_damage": ("bide", 0, 400),
 }
 PERTURBATIONS = ("hp", "status", "sleep", "stages", "pp", "counters", "substitute", "prng",
-                 "no_pp")
+                 "no_pp", "volatile", "move")
+# Volatiles an active may hold with no data of their own (``bridge.VOLATILE_FIELDS``: {}), which
+# the ``volatile`` perturbation sets or clears: random players rarely use Mist or the screens
+# while the foe's move would meet them.
+PLAIN_VOLATILES = ("mist", "focusenergy", "reflect", "lightscreen", "leechseed")
+# An active holding one of these refers to a move of its own (the locked or charged move, the
+# disabled slot, Rage, Bide, the trapping move): the ``move`` perturbation leaves its moves alone.
+_MOVE_BOUND = sum(S.VOLATILE_BIT[v] for v in (
+    "lockedmove", "twoturnmove", "disable", "rage", "bide", "partialtrappinglock"))
+_NEW_MOVES = np.flatnonzero(MV.SUPPORTED & (np.arange(len(MV.SUPPORTED))
+                                             != S.MOVE_ID["struggle"]))
 _PERTURB_REF: list[Any] = []  # the perturbations' own Showdown reference (one per process)
 
 
@@ -356,7 +368,10 @@ def _perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
     on or off the active, sleep counters within the start time, stages with their stat as a
     boost sets it, PP within 0..maxPP (not a Transform/Mimic slot), the active's volatile
     counters in their ranges, the Substitute's HP, the LCG seed, and an active with no PP left
-    in any move (its request offers Struggle: a state random battles reach only late)."""
+    in any move (its request offers Struggle: a state random battles reach only late), a plain
+    volatile set or cleared on an active (:data:`PLAIN_VOLATILES`), and one move of a standing
+    Pokemon replaced by another supported move it does not know (full PP Ups, PP within
+    1..maxPP): every move meets every state, which the sets of random battles do not allow."""
     t, a = b.team, b.active
     standing = [(s, k) for s in range(2) for k in range(S.TEAM_SIZE)
                 if t.present[s, k] and not t.fainted[s, k]]
@@ -443,6 +458,25 @@ def _perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
             return False
         t.pp[s, k, real] = 0
         return True
+    if kind == "volatile" and actives:
+        s = actives[rng.integers(len(actives))]
+        a.volatiles[s] ^= S.VOLATILE_BIT[PLAIN_VOLATILES[rng.integers(len(PLAIN_VOLATILES))]]
+        return True
+    if kind == "move" and standing:
+        s, k = standing[rng.integers(len(standing))]
+        is_active = k == a.slot[s]
+        if is_active and (int(a.volatiles[s]) & _MOVE_BOUND or a.transformed[s]):
+            return False
+        known = [j for j in range(S.N_MOVE_SLOTS) if t.moves[s, k, j] and not (
+            is_active and (a.slot_virtual[s, j] or a.base_separate[s, j]))]
+        if not known:
+            return False
+        unknown = np.setdiff1d(_NEW_MOVES, t.moves[s, k])
+        j, move = known[rng.integers(len(known))], int(unknown[rng.integers(len(unknown))])
+        t.moves[s, k, j] = move
+        t.maxpp[s, k, j] = min(int(T.MOVE_PP[move]) * 8 // 5, C.MAX_PP_GEN1)  # as create
+        t.pp[s, k, j] = rng.integers(1, int(t.maxpp[s, k, j]) + 1)
+        return True
     return False
 
 
@@ -473,7 +507,8 @@ def perturb(state: Mapping[str, Any], rng: np.random.Generator, tries: int = 20
     for attempt in range(tries + 1):
         b = jax_free_copy(base)
         if attempt < tries:
-            chosen = rng.choice(len(kinds), size=int(rng.integers(1, 4)), replace=False)
+            chosen = rng.choice(len(kinds), size=min(int(rng.integers(1, 4)), len(kinds)),
+                                replace=False)
             if not sum(_perturb_once(b, kinds[i], rng) for i in chosen):
                 continue
         else:

@@ -170,6 +170,60 @@ def test_an_active_out_of_pp_struggles_as_showdown_does():
     assert struggles >= 3
 
 
+def test_set_volatiles_and_replaced_moves_are_showdown_states_that_step_alike(monkeypatch):
+    """L2's ``volatile`` and ``move`` perturbations alone: each state Showdown gives back moved
+    an active's plain volatiles or a Pokemon's moves, and one step from it equals the engine's."""
+    from envport.envs.pokemon_gen1 import env as V
+
+    monkeypatch.setattr(SS, "PERTURBATIONS", ("volatile", "move"))
+    ref, other = V.ShowdownReference(), V.ShowdownReference()
+    rng = np.random.default_rng(23)
+    changed: set[str] = set()
+    try:
+        for state, new in _perturbed_states(ref, rng, range(960, 963), 10):
+            moved = set(_differing(state, new)) - {"battle.prng"}  # a retry's new seed alone
+            changed.update(moved)
+            assert _one_step_apart(other, new, V.legal_action(new, rng)) == [], moved
+    finally:
+        ref.close()
+        other.close()
+    assert {"active.volatiles", "team.moves", "team.pp", "team.maxpp"} <= changed
+
+
+def test_mist_shields_against_the_foes_stat_drops_as_showdown_does():
+    """Mist (``conditions.ts`` mist.onTryBoost): the foe's status move lowers no stat of a
+    Pokemon under Mist. A battle's first state with side 1's first move replaced by each
+    stat-lowering status move, side 2's active with and without Mist (the ``volatile``
+    perturbation's set), both sides using a move: one step equals the engine's step, and the
+    stage Showdown lowered without Mist it keeps with it."""
+    from envport.envs.pokemon_gen1 import env as V
+
+    ref, other = V.ShowdownReference(), V.ShowdownReference()
+    drops = {"growl": 0, "leer": 1, "screech": 1, "stringshot": 4, "sandattack": 5}
+    shielded = 0
+    try:
+        ref.reset(970)
+        state = ref.get_state()
+        template = V.stored_json(state)
+        for move, stage in drops.items():
+            kept = []
+            for mist in (True, False):
+                b = SS.jax_free_copy(SS.battle_of(state))
+                b.active.volatiles[1] |= S.VOLATILE_BIT["mist"] if mist else 0
+                k = int(b.active.slot[0])
+                b.team.moves[0, k, 0] = S.MOVE_ID[move]
+                b.team.pp[0, k, 0] = b.team.maxpp[0, k, 0] = 10
+                new = ref.load_json(X.to_showdown(b, template), state["seen"])
+                action = np.array([0, np.flatnonzero(new["mask"][1][:4])[0]])
+                assert _one_step_apart(other, new, action) == [], (move, mist)
+                kept.append(other.get_state()["active.boosts"][1, stage] == 0)
+            shielded += kept == [True, False]
+    finally:
+        ref.close()
+        other.close()
+    assert shielded >= 3
+
+
 def _perturbed_states(ref: Any, rng: np.random.Generator, seeds: Any, steps: int
                       ) -> Iterator[tuple[dict, dict]]:
     """``(visited, perturbed)`` states of ``ref``'s battles from ``seeds``, at most ``steps``
