@@ -1,7 +1,7 @@
 """Showdown in-process vs the JAX engine batched: turns/s and battles/s in one run.
 
     python -m envport.envs.pokemon_gen1.bench [--seconds 10] [--batch-sizes 1 16 256 1024 4096]
-                                              [--json out.json] [--plot out.png]
+                                              [--devices N] [--json out.json] [--plot out.png]
 
 Both sides play the spec's baseline loop (section 6): random legal players, a uniformly random
 usable move, a uniformly random switch only when forced (no voluntary switches), a new battle
@@ -14,7 +14,10 @@ with two new teams whenever one ends.
   sides' ``engine.legal_mask``, the policy above from ``jax.random`` bits, ``engine.step`` under
   ``vmap``, and an ended battle replaced by a fresh one (``create.create`` of two pool teams and a
   new seed; ``batch / 8`` of them created per step, see :func:`make_loop`). Compilation excluded
-  (a warm-up run), the best of ``--repeats`` timed runs.
+  (a warm-up run), the best of ``--repeats`` timed runs. With ``--devices N`` (default: one per
+  core) the batch is split over N XLA CPU devices (``shard_map``, each shard its own loop, keys
+  and refills; a batch N does not divide runs on one device): the JAX side uses the machine's
+  cores, Showdown one Node process, as the issue's ratio asks.
 
 Turns: Showdown's ``selfplay`` adds each finished battle's final turn counter; the JAX side counts
 the turn increments of every step in the timed window plus one per finished battle (the same
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +41,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, PartitionSpec
 
 from envport.envs.pokemon_gen1 import create as C
 from envport.envs.pokemon_gen1 import engine as E
@@ -44,6 +49,7 @@ from envport.envs.pokemon_gen1 import prng
 from envport.envs.pokemon_gen1 import state as S
 
 BATCH_SIZES = (1, 16, 256, 1024, 4096)
+_DEVICE_FLAG = "--xla_force_host_platform_device_count"
 
 
 def _policy(key: jax.Array, mask: jax.Array) -> jax.Array:
@@ -79,8 +85,9 @@ def refill_ended(battles: S.Battle, fresh: S.Battle) -> S.Battle:
         fresh, battles)
 
 
-def make_loop(pool: C.TeamPool, refill: int | None = None) -> Any:
-    """Jitted ``(battles, key, steps) -> (battles, finished, turns, steps)`` over a batch.
+def make_loop(pool: C.TeamPool, refill: int | None = None, devices: int = 1) -> Any:
+    """Jitted ``(battles, key, steps) -> (battles, finished, turns)`` over a batch (on
+    ``devices`` devices: each steps its shard with its own keys, the counts summed).
 
     An ended battle is replaced by a fresh one (``create.create``); creating ``batch`` of them on
     every step for the ~2% that end would cost a fifth of the step, so each step creates
@@ -116,15 +123,29 @@ def make_loop(pool: C.TeamPool, refill: int | None = None) -> Any:
         zero = jnp.zeros((), jnp.int32)
         return jax.lax.fori_loop(0, steps, body, (battles, zero, zero))
 
-    return jax.jit(loop, donate_argnums=0)
+    if devices == 1:
+        return jax.jit(loop, donate_argnums=0)
+
+    def shard(battles: S.Battle, key: jax.Array, steps: jax.Array) -> tuple:
+        b, finished, turns = loop(battles, jax.random.fold_in(key, jax.lax.axis_index("d")),
+                                  steps)
+        return b, jax.lax.psum(finished, "d"), jax.lax.psum(turns, "d")
+
+    mesh = Mesh(np.array(jax.devices()[:devices]), ("d",))
+    batch, rep = PartitionSpec("d"), PartitionSpec()
+    return jax.jit(jax.shard_map(shard, mesh=mesh, in_specs=(batch, rep, rep),
+                                 out_specs=(batch, rep, rep), check_vma=False),
+                   donate_argnums=0)
 
 
 def jax_rows(batch_sizes: Sequence[int], seconds: float = 10.0, repeats: int = 2,
-             seed: int = 0, progress: Any = None) -> list[dict[str, Any]]:
+             seed: int = 0, progress: Any = None, devices: int = 1) -> list[dict[str, Any]]:
     pool = C.pool(True)
-    loop = make_loop(pool)
+    loops: dict[int, Any] = {}
     rows = []
     for n in batch_sizes:
+        d = devices if n % devices == 0 else 1
+        loop = loops.setdefault(d, make_loop(pool, devices=d))
         key = jax.random.key(seed + n)
         battles = jax.jit(jax.vmap(lambda k: _fresh(pool, k)))(jax.random.split(key, n))
         t0 = time.perf_counter()
@@ -147,7 +168,8 @@ def jax_rows(batch_sizes: Sequence[int], seconds: float = 10.0, repeats: int = 2
                    "battles": int(finished), "turns": int(turns),
                    "battles_per_s": int(finished) / dt, "turns_per_s": int(turns) / dt,
                    "steps_per_second": n * steps / dt, "compile_seconds": compile_s,
-                   "mode": f"jax {jax.default_backend()}, jit(vmap) fori_loop"}
+                   "devices": d,
+                   "mode": f"jax {jax.default_backend()} x{d}, jit(vmap) fori_loop"}
             if best is None or row["turns_per_s"] > best["turns_per_s"]:
                 best = row
         assert best is not None
@@ -181,12 +203,12 @@ def memory() -> dict[str, int]:
 
 
 def run(batch_sizes: Sequence[int] = BATCH_SIZES, seconds: float = 10.0, repeats: int = 2,
-        progress: Any = None) -> dict[str, Any]:
+        progress: Any = None, devices: int = 1) -> dict[str, Any]:
     load_before = os.getloadavg()
     ref = showdown_row(seconds)
     if progress:
         progress(ref)
-    rows = jax_rows(batch_sizes, seconds, repeats, progress=progress)
+    rows = jax_rows(batch_sizes, seconds, repeats, progress=progress, devices=devices)
     best = max(rows, key=lambda r: r["turns_per_s"])
     return {"env": "pokemon-gen1", "showdown": ref, "jax": rows,
             "ratio_turns_best": best["turns_per_s"] / ref["turns_per_s"],
@@ -195,6 +217,7 @@ def run(batch_sizes: Sequence[int] = BATCH_SIZES, seconds: float = 10.0, repeats
                                       for r in rows},
             "memory": memory(),
             "machine": {"cores": os.cpu_count(), "jax_backend": jax.default_backend(),
+                    "jax_devices": len(jax.devices()),
                         "jax_version": jax.__version__,
                         "load_average": {"before": load_before, "after": os.getloadavg()}}}
 
@@ -227,7 +250,8 @@ def table(result: dict[str, Any]) -> str:
              f"{'showdown':<10}{1:>7}{ref['battles_per_s']:>12,.1f}{ref['turns_per_s']:>12,.0f}"
              f"{'':>12}{1:>12.2f}x"]
     for r in result["jax"]:
-        lines.append(f"{'jax':<10}{r['batch_size']:>7}{r['battles_per_s']:>12,.1f}"
+        name = f"jax x{r.get('devices', 1)}"
+        lines.append(f"{name:<10}{r['batch_size']:>7}{r['battles_per_s']:>12,.1f}"
                      f"{r['turns_per_s']:>12,.0f}{r['steps_per_second']:>12,.0f}"
                      f"{r['turns_per_s'] / ref['turns_per_s']:>12.2f}x")
     m = result["memory"]
@@ -272,12 +296,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=10.0, help="per measurement")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=list(BATCH_SIZES))
+    ap.add_argument("--devices", type=int, default=os.cpu_count() or 1,
+                    help="XLA CPU devices the JAX batch is split over (default: one per core)")
     ap.add_argument("--json", help="write the result here")
     ap.add_argument("--plot", help="write the turns/s plot here (PNG)")
     args = ap.parse_args(argv)
-    if args.seconds <= 0 or args.repeats < 1 or min(args.batch_sizes) < 1:
-        raise ValueError("--seconds must be > 0, --repeats >= 1, --batch-sizes >= 1")
-    result = run(args.batch_sizes, args.seconds, args.repeats,
+    for flag, bad in (("--seconds", args.seconds <= 0), ("--repeats", args.repeats < 1),
+                      ("--batch-sizes", min(args.batch_sizes) < 1),
+                      ("--devices", args.devices < 1)):
+        if bad:
+            ap.error(f"{flag} must be positive")
+    if args.devices > len(jax.devices()):
+        if jax.default_backend() != "cpu" or _DEVICE_FLAG in os.environ.get("XLA_FLAGS", ""):
+            ap.error(f"--devices {args.devices}: this process has {len(jax.devices())}")
+        # the device count is fixed when JAX starts: the same command in a process that has them
+        flags = f"{os.environ.get('XLA_FLAGS', '')} {_DEVICE_FLAG}={args.devices}".strip()
+        os.execve(sys.executable, [sys.executable, "-m", __spec__.name, *sys.argv[1:]],
+                  {**os.environ, "XLA_FLAGS": flags})
+    result = run(args.batch_sizes, args.seconds, args.repeats, devices=args.devices,
                  progress=lambda r: print(f"  {r['backend']} batch {r['batch_size']}: "
                                           f"{r['turns_per_s']:,.0f} turns/s", flush=True))
     print(table(result))

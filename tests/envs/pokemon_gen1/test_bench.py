@@ -4,7 +4,11 @@ row, the memory figure; the full JAX timing (a compilation per batch size) is ``
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -53,6 +57,30 @@ def test_a_small_run_measures_both_sides():
     assert [r["batch_size"] for r in result["jax"]] == [1, 8]
     assert all(r["turns_per_s"] > 0 and r["battles"] >= 0 for r in result["jax"])
     assert "best ratio" in bench.table(result)
+
+
+@pytest.mark.parametrize("argv", [["--seconds", "0"], ["--repeats", "0"],
+                                  ["--batch-sizes", "0"], ["--devices", "0"]])
+def test_bad_arguments_exit_2_naming_the_flag(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main(argv)
+    assert e.value.code == 2
+    assert argv[0] in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_batch_split_over_two_devices_counts_both_shards(tmp_path):
+    """``--devices 2`` in a process with one device: the command restarts itself with two XLA
+    CPU devices, and the batch row says it ran on both."""
+    out = tmp_path / "bench.json"
+    subprocess.run([sys.executable, "-m", "envport.envs.pokemon_gen1.bench", "--seconds", "1",
+                    "--repeats", "1", "--batch-sizes", "1", "8", "--devices", "2",
+                    "--json", str(out)], check=True, timeout=900,
+                   env={k: v for k, v in os.environ.items() if k != "XLA_FLAGS"})
+    result = json.loads(out.read_text())
+    assert [(r["batch_size"], r["devices"]) for r in result["jax"]] == [(1, 1), (8, 2)]
+    assert result["machine"]["jax_devices"] == 2
+    assert all(r["turns_per_s"] > 0 for r in result["jax"])
 
 
 def test_ended_battles_get_the_fresh_ones_in_batch_order_and_the_rest_wait():
