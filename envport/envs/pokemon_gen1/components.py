@@ -31,6 +31,7 @@ import numpy as np
 
 from envport.envs.pokemon_gen1 import mechanics as M
 from envport.envs.pokemon_gen1 import prng
+from envport.envs.pokemon_gen1 import state as S
 from envport.envs.pokemon_gen1 import tables as T
 from envport.envs.pokemon_gen1.reference import ShowdownWorker
 
@@ -46,15 +47,16 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1},
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 328},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1},
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 3280},
 }
 # What each check's count counts.
 UNITS = {"stats": "Pokemon (6 per case)", "boosts": "operations (1-20 per case)",
          "types": "attacking type x defending types", "crit": "getDamage calls",
          "damage": "getDamage calls", "accuracy": "useMoveInner calls",
-         "move_hit": "useMoveInner calls", "worked_examples": "useMoveInner calls"}
+         "move_hit": "useMoveInner calls", "worked_examples": "useMoveInner calls",
+         "move_effects": "turns (each supported move 2 / 20 times)"}
 CHUNK = 256  # cases per worker request and per JAX batch (one compiled shape)
 
 
@@ -849,6 +851,104 @@ def check_worked_examples(n: int = 1, seed: int = 0) -> int:
     return len(cases)
 
 
+# ---- move effects: one turn of the engine's step ---------------------------------------------
+
+def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int, user: int
+                       ) -> tuple[dict, int] | None:
+    """A random-battle state at a move request (0-3 random turns in) written over so that
+    ``user``'s active knows ``move`` (``spec_support.teach``, in place of a random slot) and both
+    actives hold random plain volatiles and stages (``spec_support``'s perturbations), as
+    Showdown takes it back: ``(state, slot)``, or None where that cannot be done."""
+    from envport.envs.pokemon_gen1 import env as V
+    from envport.envs.pokemon_gen1 import export as X
+    from envport.envs.pokemon_gen1 import spec_support as SS
+    from envport.envs.pokemon_gen1.reference import ShowdownError
+
+    ref.reset(seed)
+    for _ in range(int(rng.integers(0, 4))):
+        state = ref.get_state()
+        if state["battle.ended"] or not state["mask"][:, :4].any(axis=1).all():
+            return None
+        ref.step(V.legal_action(state, rng))
+    state = ref.get_state()
+    if state["battle.ended"] or not state["mask"][:, :4].any(axis=1).all():
+        return None  # a forced switch: no move this step
+    b = SS.jax_free_copy(SS.battle_of(state))
+    a, k = b.active, int(b.active.slot[user])
+    t = b.team
+    known = np.flatnonzero(t.moves[user, k] == move)
+    if known.size:
+        slot = int(known[0])  # its PP as it is (no PP left: no case)
+    else:
+        free = SS.replaceable_slots(b, user, k)
+        if not free:
+            return None
+        slot = free[rng.integers(len(free))]
+        SS.teach(b, user, k, slot, move, rng)
+    for s in (0, 1):
+        for name in SS.PLAIN_VOLATILES:
+            if rng.random() < 0.2:
+                a.volatiles[s] |= S.VOLATILE_BIT[name]
+    for _ in range(int(rng.integers(0, 3))):
+        SS.perturb_once(b, "stages", rng)
+    want, template = SS.flat_state(b, state["seen"], np), V.stored_json(state)
+    assert template is not None  # the reference's own state
+    try:
+        got = ref.load_json(X.to_showdown(b, template), state["seen"])
+    except (ShowdownError, ValueError):
+        return None
+    if not all(np.array_equal(got[f], want[f]) for f in want) or not got["mask"][user, slot]:
+        return None
+    return got, slot
+
+
+def check_move_effects(n: int, seed: int = 0) -> int:
+    """Each supported move's effect on one turn: the engine's step (``engine.compiled``) against
+    Showdown's, from random-battle states where one side's active uses the move (the moves in
+    turn, the user side alternating) and the other a random legal move, both actives holding
+    random plain volatiles (Mist, the screens, Focus Energy, Leech Seed) and stages. Compared:
+    every field of the flat state after the turn (HP, status, stages, volatiles and counters, PP,
+    the LCG state: the draws), and both sides' legal masks."""
+    from envport.core.seeds import derive_seed
+    from envport.envs.pokemon_gen1 import engine as E
+    from envport.envs.pokemon_gen1 import env as V
+    from envport.envs.pokemon_gen1 import spec_support as SS
+
+    rng = np.random.default_rng(seed)
+    moves = SS.NEW_MOVES
+    ref, bridge, step = V.ShowdownReference(), V.PokemonBridge(), E.compiled(False)
+    done = tries = 0
+    try:
+        while done < n:
+            tries += 1
+            if tries > 4 * n + 100:
+                raise RuntimeError(f"move_effects: {done} of {n} cases after {tries} tries")
+            move, user = int(moves[done % len(moves)]), (done // len(moves)) % 2
+            made = _move_effect_state(ref, rng, derive_seed(seed, tries), move, user)
+            if made is None:
+                continue
+            state, slot = made
+            action = V.legal_action(state, rng)
+            foe_moves = np.flatnonzero(state["mask"][1 - user, :4])
+            action[user], action[1 - user] = slot, foe_moves[rng.integers(len(foe_moves))]
+            ref.step(action)
+            expected = ref.get_state()
+            c = SS.resolve(action, state["mask"])
+            nb, _ = step(bridge.to_jax(state).battle, np.int32(c[0]), np.int32(c[1]))
+            got = bridge.from_jax(V.EnvState(battle=nb, seen=SS.seen_after(nb, state["seen"],
+                                                                           np)))
+            case = {"move": S.MOVE_NAME[move], "user": user, "slot": slot,
+                    "action": action.tolist(), "battle_seed": derive_seed(seed, tries)}
+            for field in (*SS.field_names(), "mask"):
+                if not np.array_equal(got[field], expected[field]):
+                    _fail("move_effects", done, case, field, np.asarray(got[field]).tolist(),
+                          np.asarray(expected[field]).tolist())
+            done += 1
+    finally:
+        ref.close()
+    return done
+
+
 # ---- registry ------------------------------------------------------------------------------------
 
 CHECKS: dict[str, Callable[[int, int], int]] = {
@@ -860,6 +960,7 @@ CHECKS: dict[str, Callable[[int, int], int]] = {
     "accuracy": check_accuracy,
     "move_hit": check_move_hit,
     "worked_examples": check_worked_examples,
+    "move_effects": check_move_effects,
 }
 
 

@@ -346,9 +346,9 @@ PERTURBATIONS = ("hp", "status", "sleep", "stages", "pp", "counters", "substitut
 PLAIN_VOLATILES = ("mist", "focusenergy", "reflect", "lightscreen", "leechseed")
 # An active holding one of these refers to a move of its own (the locked or charged move, the
 # disabled slot, Rage, Bide, the trapping move): the ``move`` perturbation leaves its moves alone.
-_MOVE_BOUND = sum(S.VOLATILE_BIT[v] for v in (
+MOVE_BOUND = sum(S.VOLATILE_BIT[v] for v in (
     "lockedmove", "twoturnmove", "disable", "rage", "bide", "partialtrappinglock"))
-_NEW_MOVES = np.flatnonzero(MV.SUPPORTED & (np.arange(len(MV.SUPPORTED))
+NEW_MOVES = np.flatnonzero(MV.SUPPORTED & (np.arange(len(MV.SUPPORTED))
                                              != S.MOVE_ID["struggle"]))
 _PERTURB_REF: list[Any] = []  # the perturbations' own Showdown reference (one per process)
 
@@ -361,7 +361,7 @@ def _stage_stat(stored: int, stage: int) -> int:
     return min(max(int(stored) * int(STAGE_NUM[stage + 6]) // 100, 1), 999)
 
 
-def _perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
+def perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
     """Apply one perturbation of ``kind`` to ``b`` (numpy, in place); False when none applies.
     Each keeps the state one Showdown can hold at a move request: HP within 1..maxhp of a
     Pokemon standing, statuses of bench Pokemon (Sleep and Freeze Clause respected) and poison
@@ -464,20 +464,35 @@ def _perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
         return True
     if kind == "move" and standing:
         s, k = standing[rng.integers(len(standing))]
-        is_active = k == a.slot[s]
-        if is_active and (int(a.volatiles[s]) & _MOVE_BOUND or a.transformed[s]):
-            return False
-        known = [j for j in range(S.N_MOVE_SLOTS) if t.moves[s, k, j] and not (
-            is_active and (a.slot_virtual[s, j] or a.base_separate[s, j]))]
+        known = replaceable_slots(b, s, k)
         if not known:
             return False
-        unknown = np.setdiff1d(_NEW_MOVES, t.moves[s, k])
+        unknown = np.setdiff1d(NEW_MOVES, t.moves[s, k])
         j, move = known[rng.integers(len(known))], int(unknown[rng.integers(len(unknown))])
-        t.moves[s, k, j] = move
-        t.maxpp[s, k, j] = min(int(T.MOVE_PP[move]) * 8 // 5, C.MAX_PP_GEN1)  # as create
-        t.pp[s, k, j] = rng.integers(1, int(t.maxpp[s, k, j]) + 1)
+        teach(b, s, k, j, move, rng)
         return True
     return False
+
+
+def replaceable_slots(b: S.Battle, s: int, k: int) -> list[int]:
+    """The move slots of side ``s``'s Pokemon ``k`` that :func:`teach` may write: none of an
+    active bound to a move of its own (:data:`MOVE_BOUND`) or transformed, never a Transform or
+    Mimic slot."""
+    a, t = b.active, b.team
+    is_active = k == a.slot[s]
+    if is_active and (int(a.volatiles[s]) & MOVE_BOUND or a.transformed[s]):
+        return []
+    return [j for j in range(S.N_MOVE_SLOTS) if t.moves[s, k, j] and not (
+        is_active and (a.slot_virtual[s, j] or a.base_separate[s, j]))]
+
+
+def teach(b: S.Battle, s: int, k: int, j: int, move: int, rng: np.random.Generator) -> None:
+    """Slot ``j`` of side ``s``'s Pokemon ``k`` holds ``move`` (numpy, in place), with three PP
+    Ups as ``create`` gives and 1..maxPP PP."""
+    t = b.team
+    t.moves[s, k, j] = move
+    t.maxpp[s, k, j] = min(int(T.MOVE_PP[move]) * 8 // 5, C.MAX_PP_GEN1)
+    t.pp[s, k, j] = rng.integers(1, int(t.maxpp[s, k, j]) + 1)
 
 
 def perturb(state: Mapping[str, Any], rng: np.random.Generator, tries: int = 20
@@ -509,10 +524,10 @@ def perturb(state: Mapping[str, Any], rng: np.random.Generator, tries: int = 20
         if attempt < tries:
             chosen = rng.choice(len(kinds), size=min(int(rng.integers(1, 4)), len(kinds)),
                                 replace=False)
-            if not sum(_perturb_once(b, kinds[i], rng) for i in chosen):
+            if not sum(perturb_once(b, kinds[i], rng) for i in chosen):
                 continue
         else:
-            _perturb_once(b, "prng", rng)
+            perturb_once(b, "prng", rng)
         want = flat_state(b, state["seen"], np)
         if all(np.array_equal(want[k], state[k]) for k in want):
             continue

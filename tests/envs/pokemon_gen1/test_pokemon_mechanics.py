@@ -103,7 +103,7 @@ def reference():
         pytest.fail(f"Showdown reference not available (the set-up installs it): {e}")
 
 
-@pytest.mark.parametrize("name", sorted(C.CHECKS))
+@pytest.mark.parametrize("name", sorted(set(C.CHECKS) - {"move_effects"}))  # test_pokemon_moves
 def test_component_against_showdown(reference, name):
     C.component_checks("default")[name]()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from envport.envs.pokemon_gen1 import components as C
 from envport.envs.pokemon_gen1 import lockstep as L
 from envport.envs.pokemon_gen1 import moves as MV
 from envport.envs.pokemon_gen1 import state as S
@@ -39,6 +40,14 @@ def test_family_in_lockstep_with_showdown(worker, focus, battles, seed):
     summary = L.run(battles, seed=seed, teams="moves", moves=focus, worker=worker)
     _check(summary, focus)
     assert summary.turns > 30 * battles
+
+
+def test_each_moves_effect_on_one_turn_against_showdown():
+    """L1's ``move_effects`` check at its default size: every supported move used twice, once
+    by each side, from random-battle states with random plain volatiles and stages (here, not
+    in test_pokemon_mechanics.py, because it steps the engine's compiled step, which this file's
+    worker shares with the other files that step it)."""
+    C.component_checks("default")["move_effects"]()
 
 
 def test_focus_moves_reads_ids_and_families():
