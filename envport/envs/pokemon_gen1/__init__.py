@@ -69,6 +69,7 @@ SPEC = EnvSpec(
         sample_translation_events=lazy("envport.envs.pokemon_gen1.env:translation_team_events"),
         components=COMPONENTS,
         rollout_distribution=lazy("envport.verify.rollout_distribution_games:pokemon_settings"),
+        equivalent_mutants=lazy("envport.envs.pokemon_gen1.mutants:known_equivalent"),
     ),
     benchmark=Benchmark(
         reference_throughput=lazy("envport.envs.pokemon_gen1.bench:reference_throughput"),

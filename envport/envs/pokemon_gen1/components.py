@@ -47,16 +47,16 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 328},
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 656},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 3280},
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 3936},
 }
 # What each check's count counts.
 UNITS = {"stats": "Pokemon (6 per case)", "boosts": "operations (1-20 per case)",
          "types": "attacking type x defending types", "crit": "getDamage calls",
          "damage": "getDamage calls", "accuracy": "useMoveInner calls",
          "move_hit": "useMoveInner calls", "worked_examples": "useMoveInner calls",
-         "move_effects": "turns (each supported move 2 / 20 times)"}
+         "move_effects": "turns (each supported move 4 / 24 times)"}
 CHUNK = 256  # cases per worker request and per JAX batch (one compiled shape)
 
 
@@ -853,12 +853,13 @@ def check_worked_examples(n: int = 1, seed: int = 0) -> int:
 
 # ---- move effects: one turn of the engine's step ---------------------------------------------
 
-def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int, user: int
-                       ) -> tuple[dict, int] | None:
+def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int, user: int,
+                       foe_out_of_pp: bool) -> tuple[dict, int] | None:
     """A random-battle state at a move request (0-3 random turns in) written over so that
     ``user``'s active knows ``move`` (``spec_support.teach``, in place of a random slot) and both
-    actives hold random plain volatiles and stages (``spec_support``'s perturbations), as
-    Showdown takes it back: ``(state, slot)``, or None where that cannot be done."""
+    actives hold random plain volatiles and stages (``spec_support``'s perturbations), the
+    other active with no PP left when ``foe_out_of_pp`` (it struggles), as Showdown takes it
+    back: ``(state, slot)``, or None where that cannot be done."""
     from envport.envs.pokemon_gen1 import env as V
     from envport.envs.pokemon_gen1 import export as X
     from envport.envs.pokemon_gen1 import spec_support as SS
@@ -891,6 +892,8 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
                 a.volatiles[s] |= S.VOLATILE_BIT[name]
     for _ in range(int(rng.integers(0, 3))):
         SS.perturb_once(b, "stages", rng)
+    if foe_out_of_pp and not SS.empty_pp(b, 1 - user):
+        return None
     want, template = SS.flat_state(b, state["seen"], np), V.stored_json(state)
     assert template is not None  # the reference's own state
     try:
@@ -904,15 +907,18 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
 
 def check_move_effects(n: int, seed: int = 0) -> int:
     """Each supported move's effect on one turn: the engine's step (``engine.compiled``) against
-    Showdown's, from random-battle states where one side's active uses the move (the moves in
-    turn, the user side alternating) and the other a random legal move, both actives holding
-    random plain volatiles (Mist, the screens, Focus Energy, Leech Seed) and stages. Compared:
-    every field of the flat state after the turn (HP, status, stages, volatiles and counters, PP,
-    the LCG state: the draws), and both sides' legal masks."""
+    Showdown's, from random-battle states where one side's active uses the move and the other a
+    random legal move, both actives holding random plain volatiles (Mist, the screens, Focus
+    Energy, Leech Seed) and stages. The moves in turn, in rounds of every move: the user side
+    alternates by round, and every third and fourth round the other active has no PP left
+    (Struggle; Disable fails on it). Compared: every field of the flat state after the turn
+    (HP, status, stages, volatiles and counters, PP, the LCG state), both sides' legal masks,
+    and the ``(from, to)`` of every draw, in order."""
     from envport.core.seeds import derive_seed
     from envport.envs.pokemon_gen1 import engine as E
     from envport.envs.pokemon_gen1 import env as V
     from envport.envs.pokemon_gen1 import spec_support as SS
+    from envport.envs.pokemon_gen1.lockstep import jax_tape
 
     rng = np.random.default_rng(seed)
     moves = SS.NEW_MOVES
@@ -923,8 +929,10 @@ def check_move_effects(n: int, seed: int = 0) -> int:
             tries += 1
             if tries > 4 * n + 100:
                 raise RuntimeError(f"move_effects: {done} of {n} cases after {tries} tries")
-            move, user = int(moves[done % len(moves)]), (done // len(moves)) % 2
-            made = _move_effect_state(ref, rng, derive_seed(seed, tries), move, user)
+            move, rnd = int(moves[done % len(moves)]), done // len(moves)
+            user, foe_out_of_pp = rnd % 2, rnd % 4 >= 2
+            made = _move_effect_state(ref, rng, derive_seed(seed, tries), move, user,
+                                      foe_out_of_pp)
             if made is None:
                 continue
             state, slot = made
@@ -934,15 +942,20 @@ def check_move_effects(n: int, seed: int = 0) -> int:
             ref.step(action)
             expected = ref.get_state()
             c = SS.resolve(action, state["mask"])
-            nb, _ = step(bridge.to_jax(state).battle, np.int32(c[0]), np.int32(c[1]))
+            nb, info = step(bridge.to_jax(state).battle, np.int32(c[0]), np.int32(c[1]))
             got = bridge.from_jax(V.EnvState(battle=nb, seen=SS.seen_after(nb, state["seen"],
                                                                            np)))
             case = {"move": S.MOVE_NAME[move], "user": user, "slot": slot,
-                    "action": action.tolist(), "battle_seed": derive_seed(seed, tries)}
+                    "foe_out_of_pp": foe_out_of_pp, "action": action.tolist(),
+                    "battle_seed": derive_seed(seed, tries)}
             for field in (*SS.field_names(), "mask"):
                 if not np.array_equal(got[field], expected[field]):
                     _fail("move_effects", done, case, field, np.asarray(got[field]).tolist(),
                           np.asarray(expected[field]).tolist())
+            tape = ref.tape()
+            theirs = list(zip(tape["from"].tolist(), tape["to"].tolist(), strict=True))
+            _expect("move_effects", done, case, None,
+                    [("draws (from, to)", jax_tape(info), theirs[:int(tape["count"])])])
             done += 1
     finally:
         ref.close()

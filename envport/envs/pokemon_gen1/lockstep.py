@@ -204,7 +204,8 @@ def _first_draw(mine: list[tuple[int, int]], theirs: list[tuple[int, int]]) -> i
     return None
 
 
-def _jax_tape(info: dict[str, Any]) -> list[tuple[int, int]]:
+def jax_tape(info: dict[str, Any]) -> list[tuple[int, int]]:
+    """The ``(from, to)`` of each draw of one engine step (``step_with_tape``'s info)."""
     n = min(int(info["draws"]), E.TAPE_SIZE)
     frm, to = np.asarray(info["tape_from"]), np.asarray(info["tape_to"])
     return [(int(frm[i]), int(to[i])) for i in range(n)]
@@ -256,7 +257,7 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
             prng.seed_state(jax.numpy.asarray(list(seed), jax.numpy.uint32)))
         E.check_supported(state)
         diffs = B.differences(B.comparable(state), B.comparable_from_showdown(export))
-        jt, st = _jax_tape(start), _showdown_tape(result["tape"])
+        jt, st = jax_tape(start), _showdown_tape(result["tape"])
         first = _first_draw(jt, st)
         if diffs or first is not None:
             return Divergence(index, 0, 0, "create" if diffs else "create-tape", diffs, first,
@@ -320,7 +321,7 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
             mine_view = B.comparable(state)
             theirs_view = B.comparable_from_showdown(worker.export(bid))
             diffs = B.differences(mine_view, theirs_view)
-            jt, st = _jax_tape(info), _showdown_tape(result["tape"])
+            jt, st = jax_tape(info), _showdown_tape(result["tape"])
             first = _first_draw(jt, st)
             if diffs or first is not None:
                 prev = [i for i, x in enumerate(recent) if x.startswith("-- step")][-2:]

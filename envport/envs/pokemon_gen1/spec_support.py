@@ -450,14 +450,7 @@ def perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
         b.prng[:] = rng.integers(0, 1 << 32, 2, dtype=np.uint64).astype(np.uint32)
         return True
     if kind == "no_pp" and actives:
-        s = actives[rng.integers(len(actives))]
-        k = int(a.slot[s])
-        real = [i for i in range(S.N_MOVE_SLOTS) if t.moves[s, k, i]]
-        if any(a.slot_virtual[s, i] or a.base_separate[s, i] for i in real) or \
-                not any(t.pp[s, k, i] for i in real):
-            return False
-        t.pp[s, k, real] = 0
-        return True
+        return empty_pp(b, actives[rng.integers(len(actives))])
     if kind == "volatile" and actives:
         s = actives[rng.integers(len(actives))]
         a.volatiles[s] ^= S.VOLATILE_BIT[PLAIN_VOLATILES[rng.integers(len(PLAIN_VOLATILES))]]
@@ -484,6 +477,19 @@ def replaceable_slots(b: S.Battle, s: int, k: int) -> list[int]:
         return []
     return [j for j in range(S.N_MOVE_SLOTS) if t.moves[s, k, j] and not (
         is_active and (a.slot_virtual[s, j] or a.base_separate[s, j]))]
+
+
+def empty_pp(b: S.Battle, s: int) -> bool:
+    """Side ``s``'s active left with no PP in any move (numpy, in place); False (nothing done)
+    where a move slot is Transform's or Mimic's, or no PP is left already."""
+    a, t = b.active, b.team
+    k = int(a.slot[s])
+    real = [i for i in range(S.N_MOVE_SLOTS) if t.moves[s, k, i]]
+    if any(a.slot_virtual[s, i] or a.base_separate[s, i] for i in real) or \
+            not any(t.pp[s, k, i] for i in real):
+        return False
+    t.pp[s, k, real] = 0
+    return True
 
 
 def teach(b: S.Battle, s: int, k: int, j: int, move: int, rng: np.random.Generator) -> None:

@@ -1,0 +1,31 @@
+"""The Gen 1 engine's mutants that are equivalent to it, with the reason (``envport mutate
+pokemon-gen1``; the README's "Mutation" has the runs that found them).
+
+Keyed by (file, original source line, mutation); applied only to mutants that survive every
+layer, so a stale entry can never hide a detectable bug. Kinds: "proof" holds for every input;
+"reachable" holds on every state a battle can reach and on the verifier's injected states
+(Showdown's exports and L2's perturbations, which keep every standing Pokemon at 1 HP or more),
+not on arbitrary arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
+    return {
+        ("engine.py", 'hit_pt = number & partial & (_i(mon(ctx, "hp", d)) > 0)', "> -> >="): (
+            "reachable", "the mutant also traps a target the trapping move's hit left at 0 HP "
+            "(its partiallytrapped bit, trapped_move, trapped_maybe_locked, trapped_duration: "
+            "all fields of that side's active). A target at 0 HP is one this hit knocked out "
+            "(injected states hold standing Pokemon at 1 HP or more, and a fainted active is "
+            "never a move's target). Nothing reads those fields before the action ends: the "
+            "lock's own trap in move_hit requires the target's HP > 0, trap_after_move acts "
+            "only on a target with HP > 0, the statuses, Mirror Move and Metronome read "
+            "neither, and no further call follows a damaging move in run_move's loop. The "
+            "action ends in after_action -> faint_messages, which for that target (slot set, "
+            "not yet fainted, HP <= 0) runs rest_active -> _zero_active and sets every field "
+            "of its active to rest, the mutant's writes included; no PRNG draw depends on "
+            "them. The step's state and tape are the original's"),
+    }
