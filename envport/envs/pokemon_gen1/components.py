@@ -47,7 +47,7 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 656},
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 328},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
              "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 3936},
 }
@@ -56,7 +56,7 @@ UNITS = {"stats": "Pokemon (6 per case)", "boosts": "operations (1-20 per case)"
          "types": "attacking type x defending types", "crit": "getDamage calls",
          "damage": "getDamage calls", "accuracy": "useMoveInner calls",
          "move_hit": "useMoveInner calls", "worked_examples": "useMoveInner calls",
-         "move_effects": "turns (each supported move 4 / 24 times)"}
+         "move_effects": "cases (each supported move 2 / 24 times; 1-4 turns each)"}
 CHUNK = 256  # cases per worker request and per JAX batch (one compiled shape)
 
 
@@ -905,15 +905,22 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
     return got, slot
 
 
+# Turns a case follows its move for while the user stays bound to it (Bide's release, the
+# second turn of a charging move, a Thrash or Wrap lock, Rage).
+FOLLOW_TURNS = 4
+
+
 def check_move_effects(n: int, seed: int = 0) -> int:
-    """Each supported move's effect on one turn: the engine's step (``engine.compiled``) against
-    Showdown's, from random-battle states where one side's active uses the move and the other a
-    random legal move, both actives holding random plain volatiles (Mist, the screens, Focus
-    Energy, Leech Seed) and stages. The moves in turn, in rounds of every move: the user side
-    alternates by round, and every third and fourth round the other active has no PP left
-    (Struggle; Disable fails on it). Compared: every field of the flat state after the turn
-    (HP, status, stages, volatiles and counters, PP, the LCG state), both sides' legal masks,
-    and the ``(from, to)`` of every draw, in order."""
+    """Each supported move's effect: the engine's step (``engine.compiled``) against Showdown's,
+    from random-battle states where one side's active uses the move and the other a random legal
+    move, both actives holding random plain volatiles (Mist, the screens, Focus Energy, Leech
+    Seed) and stages; while the user stays bound to its move (locked, charging, storing Bide,
+    raging, trapping) the case goes on, up to :data:`FOLLOW_TURNS` turns, the user choosing the
+    same slot where it may. The moves in turn, in rounds of every move: the user side alternates
+    by round, and every other case the other active has no PP left (Struggle; Disable fails on
+    it), each move once with it and once without in two rounds. Compared after each turn: every
+    field of the flat state (HP, status, stages, volatiles and counters, PP, the LCG state),
+    both sides' legal masks, and the ``(from, to)`` of every draw, in order."""
     from envport.core.seeds import derive_seed
     from envport.envs.pokemon_gen1 import engine as E
     from envport.envs.pokemon_gen1 import env as V
@@ -924,38 +931,53 @@ def check_move_effects(n: int, seed: int = 0) -> int:
     moves = SS.NEW_MOVES
     ref, bridge, step = V.ShowdownReference(), V.PokemonBridge(), E.compiled(False)
     done = tries = 0
+
+    def moving(state: dict, p: int) -> np.ndarray:
+        return np.flatnonzero(state["mask"][p, :4])
+
     try:
         while done < n:
             tries += 1
             if tries > 4 * n + 100:
                 raise RuntimeError(f"move_effects: {done} of {n} cases after {tries} tries")
-            move, rnd = int(moves[done % len(moves)]), done // len(moves)
-            user, foe_out_of_pp = rnd % 2, rnd % 4 >= 2
+            i, rnd = done % len(moves), done // len(moves)
+            move, user, foe_out_of_pp = int(moves[i]), rnd % 2, (i + rnd) % 2 == 1
             made = _move_effect_state(ref, rng, derive_seed(seed, tries), move, user,
                                       foe_out_of_pp)
             if made is None:
                 continue
             state, slot = made
-            action = V.legal_action(state, rng)
-            foe_moves = np.flatnonzero(state["mask"][1 - user, :4])
-            action[user], action[1 - user] = slot, foe_moves[rng.integers(len(foe_moves))]
-            ref.step(action)
-            expected = ref.get_state()
-            c = SS.resolve(action, state["mask"])
-            nb, info = step(bridge.to_jax(state).battle, np.int32(c[0]), np.int32(c[1]))
-            got = bridge.from_jax(V.EnvState(battle=nb, seen=SS.seen_after(nb, state["seen"],
-                                                                           np)))
+            actions: list[list[int]] = []
             case = {"move": S.MOVE_NAME[move], "user": user, "slot": slot,
-                    "foe_out_of_pp": foe_out_of_pp, "action": action.tolist(),
-                    "battle_seed": derive_seed(seed, tries)}
-            for field in (*SS.field_names(), "mask"):
-                if not np.array_equal(got[field], expected[field]):
-                    _fail("move_effects", done, case, field, np.asarray(got[field]).tolist(),
-                          np.asarray(expected[field]).tolist())
-            tape = ref.tape()
-            theirs = list(zip(tape["from"].tolist(), tape["to"].tolist(), strict=True))
-            _expect("move_effects", done, case, None,
-                    [("draws (from, to)", jax_tape(info), theirs[:int(tape["count"])])])
+                    "foe_out_of_pp": foe_out_of_pp, "battle_seed": derive_seed(seed, tries),
+                    "actions": actions}
+            for turn in range(FOLLOW_TURNS):
+                if turn and (state["battle.ended"] or not all(moving(state, p).size
+                                                               for p in (0, 1))
+                             or not int(state["active.volatiles"][user]) & SS.MOVE_BOUND):
+                    break
+                action = np.zeros(2, np.int32)
+                mine, foe = moving(state, user), moving(state, 1 - user)
+                action[user] = slot if slot in mine else mine[rng.integers(len(mine))]
+                action[1 - user] = foe[rng.integers(len(foe))]
+                actions.append(action.tolist())
+                ref.step(action)
+                expected = ref.get_state()
+                c = SS.resolve(action, state["mask"])
+                nb, info = step(bridge.to_jax(state).battle, np.int32(c[0]), np.int32(c[1]))
+                got = bridge.from_jax(V.EnvState(battle=nb, seen=SS.seen_after(
+                    nb, state["seen"], np)))
+                for field in (*SS.field_names(), "mask"):
+                    if not np.array_equal(got[field], expected[field]):
+                        _fail("move_effects", done, case, f"{field} after turn {turn + 1}",
+                              np.asarray(got[field]).tolist(),
+                              np.asarray(expected[field]).tolist())
+                tape = ref.tape()
+                theirs = list(zip(tape["from"].tolist(), tape["to"].tolist(), strict=True))
+                _expect("move_effects", done, case, None,
+                        [(f"draws (from, to) of turn {turn + 1}", jax_tape(info),
+                          theirs[:int(tape["count"])])])
+                state = expected
             done += 1
     finally:
         ref.close()

@@ -28,4 +28,12 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "not yet fainted, HP <= 0) runs rest_active -> _zero_active and sets every field "
             "of its active to rest, the mutant's writes included; no PRNG draw depends on "
             "them. The step's state and tape are the original's"),
+        ("engine.py", 'go = en & has_vol(ctx, t, "rage") & (_i(aget(ctx, "boosts", t)[0]) < 6)',
+         "6 -> 7"): (
+            "proof", "the mutant lets Rage's boost run at +6 Attack too, where mechanics.boost_by "
+            "skips it (delta > 0 at stage >= 6: the stage, the modified stat and the result are "
+            "returned unchanged, BOOST_FALSE) and boost writes those same values back; "
+            "rage_boost ignores the success flag and draws nothing. Below +6 both run it, above "
+            "(no state holds one) boost_by skips it again. So every output is the original's, "
+            "for every input"),
     }
