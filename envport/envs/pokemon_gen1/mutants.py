@@ -36,4 +36,13 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "rage_boost ignores the success flag and draws nothing. Below +6 both run it, above "
             "(no state holds one) boost_by skips it again. So every output is the original's, "
             "for every input"),
+        ("mechanics.py", "d = jnp.clip(d // 50, 0, 997) + 2", "// -> /"): (
+            "proof", "get_damage's base damage as a float32 x = n + f (n = d // 50 clipped to "
+            "0..997, plus 2; 0 <= f <= 0.98) instead of n: its next readers are STAB's "
+            "x + x // 2 and apply_type_effectiveness, which first truncates to int32 "
+            "(_i). x + floor(x / 2) = n + n // 2 + f for either parity of n, and the "
+            "truncation of n + f (or of n + n // 2 + f) is n (n + n // 2). float32 keeps f "
+            "away from 1: below the clip (d < 49,900) the quotient is under 998 and its "
+            "rounding error under 1e-4; above it both are 997 (a negative or overflowed d "
+            "clips to 0 in both). Nothing else reads x"),
     }
