@@ -45,4 +45,15 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "away from 1: below the clip (d < 49,900) the quotient is under 998 and its "
             "rounding error under 1e-4; above it both are 997 (a negative or overflowed d "
             "clips to 0 in both). Nothing else reads x"),
+        ("mechanics.py", "jnp.where(counter_ok, 2 * _i(x.last_damage), 0)),", "0 -> 1"): (
+            "proof", "get_damage's Counter case gives 1 instead of 0 as its value where Counter "
+            "fails (~counter_ok), where its kind is KIND_FALSE: the value is read only by "
+            "`damage = jnp.where(early, value, d)`, and the Damage it returns holds "
+            "`jnp.where(kind == KIND_NUMBER, damage, 0)`, 0 for that kind either way; where "
+            "Counter works, or another case fires, the line's 0 is not selected"),
+        ("engine.py", 'jnp.maximum(_i(ctx["st"]["side"]["pokemon_left"][s]) - 1, 0), f)',
+         "arguments 1 and 2 swapped"): (
+            "proof", "jnp.maximum(0, n - 1) and jnp.maximum(n - 1, 0) are the same int32 for "
+            "every n (maximum is commutative, and the Python 0 is weakly typed, so the result "
+            "keeps n's dtype in either order)"),
     }
