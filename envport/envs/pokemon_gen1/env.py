@@ -72,6 +72,11 @@ class JointChoice(Space):
     shape = (2,)
     dtype = np.dtype(np.int32)
 
+    def __repr__(self) -> str:
+        # what it holds, not where: envport mutate compares the spaces of the original and a
+        # surviving mutant as text before it looks for an equivalence
+        return f"JointChoice(players=2, choices={E.N_CHOICES}, dtype={self.dtype})"
+
     def sample(self, key: Array) -> Array:
         return jax.random.randint(key, self.shape, 0, E.N_CHOICES, dtype=self.dtype)
 

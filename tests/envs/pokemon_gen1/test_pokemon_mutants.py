@@ -26,3 +26,13 @@ def test_every_known_equivalent_names_a_mutant_of_the_engine():
     for key, (kind, reason) in known_equivalent().items():
         assert key in sites, f"{key}: no such mutant of the operators {OPERATORS[key[0]]}"
         assert kind in ("proof", "reachable") and len(reason) > 80
+
+
+def test_the_action_space_prints_what_it_holds():
+    """``envport mutate`` looks for a survivor's equivalence only where the mutant's spaces
+    print as the original's (``equivalence.fingerprint``); a repr with the object's address
+    differed for every mutant, so no survivor of this engine was ever examined."""
+    from envport.envs.pokemon_gen1.env import JointChoice
+
+    text = "JointChoice(players=2, choices=11, dtype=int32)"
+    assert repr(JointChoice()) == repr(JointChoice()) == text
