@@ -145,7 +145,9 @@ def jax_rows(batch_sizes: Sequence[int], seconds: float = 10.0, repeats: int = 2
     rows = []
     for n in batch_sizes:
         d = devices if n % devices == 0 else 1
-        loop = loops.setdefault(d, make_loop(pool, devices=d))
+        if d not in loops:
+            loops[d] = make_loop(pool, devices=d)
+        loop = loops[d]
         key = jax.random.key(seed + n)
         battles = jax.jit(jax.vmap(lambda k: _fresh(pool, k)))(jax.random.split(key, n))
         t0 = time.perf_counter()
@@ -217,7 +219,7 @@ def run(batch_sizes: Sequence[int] = BATCH_SIZES, seconds: float = 10.0, repeats
                                       for r in rows},
             "memory": memory(),
             "machine": {"cores": os.cpu_count(), "jax_backend": jax.default_backend(),
-                    "jax_devices": len(jax.devices()),
+                        "jax_devices": len(jax.devices()),
                         "jax_version": jax.__version__,
                         "load_average": {"before": load_before, "after": os.getloadavg()}}}
 

@@ -861,19 +861,16 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
     other active with no PP left when ``foe_out_of_pp`` (it struggles), as Showdown takes it
     back: ``(state, slot)``, or None where that cannot be done."""
     from envport.envs.pokemon_gen1 import env as V
-    from envport.envs.pokemon_gen1 import export as X
     from envport.envs.pokemon_gen1 import spec_support as SS
-    from envport.envs.pokemon_gen1.reference import ShowdownError
 
     ref.reset(seed)
-    for _ in range(int(rng.integers(0, 4))):
+    turns = int(rng.integers(0, 4))
+    for turn in range(turns + 1):
         state = ref.get_state()
         if state["battle.ended"] or not state["mask"][:, :4].any(axis=1).all():
-            return None
-        ref.step(V.legal_action(state, rng))
-    state = ref.get_state()
-    if state["battle.ended"] or not state["mask"][:, :4].any(axis=1).all():
-        return None  # a forced switch: no move this step
+            return None  # over, or a forced switch: no move this step
+        if turn < turns:
+            ref.step(V.legal_action(state, rng))
     b = SS.jax_free_copy(SS.battle_of(state))
     a, k = b.active, int(b.active.slot[user])
     t = b.team
@@ -894,15 +891,10 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
         SS.perturb_once(b, "stages", rng)
     if foe_out_of_pp and not SS.empty_pp(b, 1 - user):
         return None
-    want, template = SS.flat_state(b, state["seen"], np), V.stored_json(state)
+    template = V.stored_json(state)
     assert template is not None  # the reference's own state
-    try:
-        got = ref.load_json(X.to_showdown(b, template), state["seen"])
-    except (ShowdownError, ValueError):
-        return None
-    if not all(np.array_equal(got[f], want[f]) for f in want) or not got["mask"][user, slot]:
-        return None
-    return got, slot
+    got = SS.take_back(ref, b, state["seen"], template)
+    return None if got is None or not got["mask"][user, slot] else (got, slot)
 
 
 # Turns a case follows its move for while the user stays bound to it (Bide's release, the
@@ -922,14 +914,13 @@ def check_move_effects(n: int, seed: int = 0) -> int:
     field of the flat state (HP, status, stages, volatiles and counters, PP, the LCG state),
     both sides' legal masks, and the ``(from, to)`` of every draw, in order."""
     from envport.core.seeds import derive_seed
-    from envport.envs.pokemon_gen1 import engine as E
     from envport.envs.pokemon_gen1 import env as V
     from envport.envs.pokemon_gen1 import spec_support as SS
     from envport.envs.pokemon_gen1.lockstep import jax_tape
 
     rng = np.random.default_rng(seed)
     moves = SS.NEW_MOVES
-    ref, bridge, step = V.ShowdownReference(), V.PokemonBridge(), E.compiled(False)
+    ref = V.ShowdownReference()
     done = tries = 0
 
     def moving(state: dict, p: int) -> np.ndarray:
@@ -963,10 +954,7 @@ def check_move_effects(n: int, seed: int = 0) -> int:
                 actions.append(action.tolist())
                 ref.step(action)
                 expected = ref.get_state()
-                c = SS.resolve(action, state["mask"])
-                nb, info = step(bridge.to_jax(state).battle, np.int32(c[0]), np.int32(c[1]))
-                got = bridge.from_jax(V.EnvState(battle=nb, seen=SS.seen_after(
-                    nb, state["seen"], np)))
+                got, info = V.engine_step(state, action)
                 for field in (*SS.field_names(), "mask"):
                     if not np.array_equal(got[field], expected[field]):
                         _fail("move_effects", done, case, f"{field} after turn {turn + 1}",

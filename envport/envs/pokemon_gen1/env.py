@@ -363,6 +363,16 @@ class PokemonBridge:
         return ()
 
 
+def engine_step(state: Mapping[str, Any], action: Any) -> tuple[RefState, dict[str, Any]]:
+    """One step of the engine's compiled one-battle step (``engine.compiled``) from a reference
+    state, with its joint ``action`` resolved against the state's masks as the environment
+    does: the flat state after it (the reference's form) and the step's info (its tape)."""
+    c = SS.resolve(action, state["mask"])
+    nb, info = E.compiled(False)(SS.battle_of(state, jnp), np.int32(c[0]), np.int32(c[1]))
+    seen = SS.seen_after(nb, state["seen"], np)
+    return PokemonBridge().from_jax(EnvState(battle=nb, seen=seen)), info
+
+
 # ---- verifier hooks --------------------------------------------------------------------------
 
 def legal_action(state: Mapping[str, Any], rng: np.random.Generator) -> np.ndarray:

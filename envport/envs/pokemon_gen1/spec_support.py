@@ -501,6 +501,22 @@ def teach(b: S.Battle, s: int, k: int, j: int, move: int, rng: np.random.Generat
     t.pp[s, k, j] = rng.integers(1, int(t.maxpp[s, k, j]) + 1)
 
 
+def take_back(ref: Any, b: S.Battle, seen: Any, template: Mapping[str, Any]
+              ) -> dict[str, Any] | None:
+    """``b`` written over ``template`` (its battle's Showdown JSON, ``export.to_showdown``) and
+    injected into the Showdown reference ``ref`` (``Battle.fromJSON``, requests rebuilt): the
+    flat state Showdown holds, or None where it refuses it or reads any field back changed."""
+    from envport.envs.pokemon_gen1 import export as X
+    from envport.envs.pokemon_gen1.reference import ShowdownError
+
+    want = flat_state(b, seen, np)
+    try:
+        got = ref.load_json(X.to_showdown(b, template), seen)
+    except (ShowdownError, ValueError):
+        return None
+    return got if all(np.array_equal(got[k], want[k]) for k in want) else None
+
+
 def perturb(state: Mapping[str, Any], rng: np.random.Generator, tries: int = 20
             ) -> dict[str, Any]:
     """``Verification.perturb``: a visited state moved to a nearby one none of the policies
@@ -511,8 +527,6 @@ def perturb(state: Mapping[str, Any], rng: np.random.Generator, tries: int = 20
     Showdown holds, masks from its requests, and it is kept only if every field equals the
     perturbed one (else another is drawn; after ``tries``, a new LCG seed alone)."""
     from envport.envs.pokemon_gen1 import env as ENV
-    from envport.envs.pokemon_gen1 import export as X
-    from envport.envs.pokemon_gen1.reference import ShowdownError
 
     template = ENV.stored_json(state)
     if template is None:
@@ -534,14 +548,10 @@ def perturb(state: Mapping[str, Any], rng: np.random.Generator, tries: int = 20
                 continue
         else:
             perturb_once(b, "prng", rng)
-        want = flat_state(b, state["seen"], np)
-        if all(np.array_equal(want[k], state[k]) for k in want):
+        if all(np.array_equal(v, state[k]) for k, v in flat_state(b, state["seen"], np).items()):
             continue
-        try:
-            got = ref.load_json(X.to_showdown(b, template), state["seen"])
-        except (ShowdownError, ValueError):
-            continue
-        if all(np.array_equal(got[k], want[k]) for k in want):
+        got = take_back(ref, b, state["seen"], template)
+        if got is not None:
             return got
     raise ValueError("perturb: no perturbation Showdown accepts unchanged, not even a new seed")
 

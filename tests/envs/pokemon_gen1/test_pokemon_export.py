@@ -243,16 +243,12 @@ def _perturbed_states(ref: Any, rng: np.random.Generator, seeds: Any, steps: int
 def _one_step_apart(other: Any, state: dict, action: np.ndarray) -> list[str]:
     """``state`` injected into the reference ``other`` (it must give it back exactly), then one
     step of ``action`` by Showdown and by the engine's compiled step: the fields that differ."""
-    from envport.envs.pokemon_gen1 import engine as E
     from envport.envs.pokemon_gen1 import env as V
 
     other.set_state(state)
     assert _differing(other.get_state(), state) == []
     other.step(action)
-    bridge = V.PokemonBridge()
-    c = SS.resolve(action, state["mask"])
-    nb, _ = E.compiled(False)(bridge.to_jax(state).battle, np.int32(c[0]), np.int32(c[1]))
-    got = bridge.from_jax(V.EnvState(battle=nb, seen=SS.seen_after(nb, state["seen"], np)))
+    got, _ = V.engine_step(state, action)
     return _differing(other.get_state(), got)
 
 
