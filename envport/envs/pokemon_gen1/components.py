@@ -854,12 +854,15 @@ def check_worked_examples(n: int = 1, seed: int = 0) -> int:
 # ---- move effects: one turn of the engine's step ---------------------------------------------
 
 def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int, user: int,
-                       foe_out_of_pp: bool) -> tuple[dict, int] | None:
+                       foe_out_of_pp: bool, setup: tuple[bool, tuple[str, ...]] = (False, ())
+                       ) -> tuple[dict, int, list[int]] | None:
     """A random-battle state at a move request (0-3 random turns in) written over so that
-    ``user``'s active knows ``move`` (``spec_support.teach``, in place of a random slot) and both
-    actives hold random plain volatiles and stages (``spec_support``'s perturbations), the
-    other active with no PP left when ``foe_out_of_pp`` (it struggles), as Showdown takes it
-    back: ``(state, slot)``, or None where that cannot be done."""
+    ``user``'s active knows ``move`` (``spec_support.teach``, in place of a random slot) and,
+    with a :data:`SETUPS` entry, has no status and is disabled on another move while the other
+    active knows the replies; both actives hold random plain volatiles and stages
+    (``spec_support``'s perturbations), the other active with no PP left when ``foe_out_of_pp``
+    (it struggles). As Showdown takes it back: ``(state, slot, the replies' slots)``, or None
+    where that cannot be done."""
     from envport.envs.pokemon_gen1 import env as V
     from envport.envs.pokemon_gen1 import spec_support as SS
 
@@ -872,17 +875,23 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
         if turn < turns:
             ref.step(V.legal_action(state, rng))
     b = SS.jax_free_copy(SS.battle_of(state))
-    a, k = b.active, int(b.active.slot[user])
-    t = b.team
-    known = np.flatnonzero(t.moves[user, k] == move)
-    if known.size:
-        slot = int(known[0])  # its PP as it is (no PP left: no case)
-    else:
-        free = SS.replaceable_slots(b, user, k)
+    a = b.active
+    disabled_user, replies = setup
+    slots = []
+    for s, m in [(user, move), *((1 - user, S.MOVE_ID[r]) for r in replies)]:
+        k = int(a.slot[s])
+        known = np.flatnonzero(b.team.moves[s, k] == m)
+        if known.size:
+            slots.append(int(known[0]))  # its PP as it is (no PP left: no case)
+            continue
+        free = [j for j in SS.replaceable_slots(b, s, k) if s == user or j not in slots[1:]]
         if not free:
             return None
-        slot = free[rng.integers(len(free))]
-        SS.teach(b, user, k, slot, move, rng)
+        slots.append(free[rng.integers(len(free))])
+        SS.teach(b, s, k, slots[-1], m, rng)
+    if disabled_user and (b.team.status[user, a.slot[user]] != T.STATUS_NONE or not SS.disable(
+            b, user, rng, spare=slots[0], turns=FOLLOW_TURNS - 1)):
+        return None
     for s in (0, 1):
         for name in SS.PLAIN_VOLATILES:
             if rng.random() < 0.2:
@@ -894,12 +903,20 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
     template = V.stored_json(state)
     assert template is not None  # the reference's own state
     got = SS.take_back(ref, b, state["seen"], template)
-    return None if got is None or not got["mask"][user, slot] else (got, slot)
+    if got is None or not got["mask"][user, slots[0]]:
+        return None
+    return got, slots[0], slots[1:]
 
 
 # Turns a case follows its move for while the user stays bound to it (Bide's release, the
 # second turn of a charging move, a Thrash or Wrap lock, Rage).
 FOLLOW_TURNS = 4
+# States random players seldom make, for the moves named (where the other side has PP): whether
+# the user starts disabled on another move (for the turns a case follows) and without a status,
+# and the other side's moves, turn by turn. Bide stored by a disabled user then put to sleep:
+# endTurn's DisableMove handlers hold a status before two tied volatiles (Disable, Bide). Growl
+# first: it neither knocks the user out nor binds the foe.
+SETUPS: dict[str, tuple[bool, tuple[str, ...]]] = {"bide": (True, ("growl", "spore"))}
 
 
 def check_move_effects(n: int, seed: int = 0) -> int:
@@ -910,9 +927,10 @@ def check_move_effects(n: int, seed: int = 0) -> int:
     raging, trapping) the case goes on, up to :data:`FOLLOW_TURNS` turns, the user choosing the
     same slot where it may. The moves in turn, in rounds of every move: the user side alternates
     by round, and every other case the other active has no PP left (Struggle; Disable fails on
-    it), each move once with it and once without in two rounds. Compared after each turn: every
-    field of the flat state (HP, status, stages, volatiles and counters, PP, the LCG state),
-    both sides' legal masks, and the ``(from, to)`` of every draw, in order."""
+    it), each move once with it and once without in two rounds; with PP, a move of
+    :data:`SETUPS` starts from its state and the other side replies as it says. Compared after
+    each turn: every field of the flat state (HP, status, stages, volatiles and counters, PP,
+    the LCG state), both sides' legal masks, and the ``(from, to)`` of every draw, in order."""
     from envport.core.seeds import derive_seed
     from envport.envs.pokemon_gen1 import env as V
     from envport.envs.pokemon_gen1 import spec_support as SS
@@ -933,13 +951,14 @@ def check_move_effects(n: int, seed: int = 0) -> int:
                 raise RuntimeError(f"move_effects: {done} of {n} cases after {tries} tries")
             i, rnd = done % len(moves), done // len(moves)
             move, user, foe_out_of_pp = int(moves[i]), rnd % 2, (i + rnd) % 2 == 1
+            setup = (False, ()) if foe_out_of_pp else SETUPS.get(S.MOVE_NAME[move], (False, ()))
             made = _move_effect_state(ref, rng, derive_seed(seed, tries), move, user,
-                                      foe_out_of_pp)
+                                      foe_out_of_pp, setup)
             if made is None:
                 continue
-            state, slot = made
+            state, slot, reply_slots = made
             actions: list[list[int]] = []
-            case = {"move": S.MOVE_NAME[move], "user": user, "slot": slot,
+            case = {"move": S.MOVE_NAME[move], "user": user, "slot": slot, "setup": setup,
                     "foe_out_of_pp": foe_out_of_pp, "battle_seed": derive_seed(seed, tries),
                     "actions": actions}
             for turn in range(FOLLOW_TURNS):
@@ -950,7 +969,9 @@ def check_move_effects(n: int, seed: int = 0) -> int:
                 action = np.zeros(2, np.int32)
                 mine, foe = moving(state, user), moving(state, 1 - user)
                 action[user] = slot if slot in mine else mine[rng.integers(len(mine))]
-                action[1 - user] = foe[rng.integers(len(foe))]
+                reply = reply_slots[turn] if turn < len(reply_slots) else -1
+                free = [f for f in foe if f not in reply_slots[turn + 1:]] or foe  # not too soon
+                action[1 - user] = reply if reply in foe else free[rng.integers(len(free))]
                 actions.append(action.tolist())
                 ref.step(action)
                 expected = ref.get_state()

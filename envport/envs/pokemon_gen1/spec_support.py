@@ -339,7 +339,7 @@ COUNTERS: dict[str, tuple[str, int, int]] = {
     "toxic_counter": ("residualdmg", 1, 15), "bide_damage": ("bide", 0, 400),
 }
 PERTURBATIONS = ("hp", "status", "sleep", "stages", "pp", "counters", "substitute", "prng",
-                 "no_pp", "volatile", "move")
+                 "no_pp", "volatile", "move", "stalemate", "disable")
 # Volatiles an active may hold with no data of their own (``bridge.VOLATILE_FIELDS``: {}), which
 # the ``volatile`` perturbation sets or clears: random players rarely use Mist or the screens
 # while the foe's move would meet them.
@@ -371,7 +371,10 @@ def perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
     in any move (its request offers Struggle: a state random battles reach only late), a plain
     volatile set or cleared on an active (:data:`PLAIN_VOLATILES`), and one move of a standing
     Pokemon replaced by another supported move it does not know (full PP Ups, PP within
-    1..maxPP): every move meets every state, which the sets of random battles do not allow."""
+    1..maxPP): every move meets every state, which the sets of random battles do not allow.
+    ``stalemate`` leaves every standing Pokemon of both sides with no PP: the state where Gen
+    1's Endless Battle Clause is decided (``battle.endTurn``), which random players never reach;
+    ``disable`` disables a move of an active as Disable does."""
     t, a = b.team, b.active
     standing = [(s, k) for s in range(2) for k in range(S.TEAM_SIZE)
                 if t.present[s, k] and not t.fainted[s, k]]
@@ -451,6 +454,10 @@ def perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
         return True
     if kind == "no_pp" and actives:
         return empty_pp(b, actives[rng.integers(len(actives))])
+    if kind == "stalemate":  # Struggle against Struggle: Gen 1's Endless Battle Clause decides
+        return sum(empty_pp(b, s, k) for s, k in standing) > 0
+    if kind == "disable" and actives:
+        return disable(b, actives[rng.integers(len(actives))], rng)
     if kind == "volatile" and actives:
         s = actives[rng.integers(len(actives))]
         a.volatiles[s] ^= S.VOLATILE_BIT[PLAIN_VOLATILES[rng.integers(len(PLAIN_VOLATILES))]]
@@ -479,16 +486,38 @@ def replaceable_slots(b: S.Battle, s: int, k: int) -> list[int]:
         is_active and (a.slot_virtual[s, j] or a.base_separate[s, j]))]
 
 
-def empty_pp(b: S.Battle, s: int) -> bool:
-    """Side ``s``'s active left with no PP in any move (numpy, in place); False (nothing done)
-    where a move slot is Transform's or Mimic's, or no PP is left already."""
+def empty_pp(b: S.Battle, s: int, k: int | None = None) -> bool:
+    """Side ``s``'s Pokemon ``k`` (default: the active) left with no PP in any move (numpy, in
+    place); False (nothing done) where the active has a Transform or Mimic slot, or no PP is
+    left already."""
     a, t = b.active, b.team
-    k = int(a.slot[s])
+    k = int(a.slot[s]) if k is None else k
     real = [i for i in range(S.N_MOVE_SLOTS) if t.moves[s, k, i]]
-    if any(a.slot_virtual[s, i] or a.base_separate[s, i] for i in real) or \
-            not any(t.pp[s, k, i] for i in real):
+    virtual = k == a.slot[s] and any(a.slot_virtual[s, i] or a.base_separate[s, i] for i in real)
+    if virtual or not any(t.pp[s, k, i] for i in real):
         return False
     t.pp[s, k, real] = 0
+    return True
+
+
+def disable(b: S.Battle, s: int, rng: np.random.Generator, spare: int = -1, turns: int = 1
+            ) -> bool:
+    """Side ``s``'s active disabled as Disable leaves it (numpy, in place): a move slot with PP
+    other than ``spare`` and not Transform's or Mimic's, for ``turns``..8 turns (``random(1, 9)``
+    in ``disable.condition.onStart``); False (nothing done) where it is disabled already or no
+    slot can be."""
+    a, t = b.active, b.team
+    k = int(a.slot[s])
+    if int(a.volatiles[s]) & S.VOLATILE_BIT["disable"]:
+        return False
+    slots = [j for j in range(S.N_MOVE_SLOTS) if t.moves[s, k, j] and t.pp[s, k, j] and j != spare
+             and not (a.slot_virtual[s, j] or a.base_separate[s, j])]
+    if not slots:
+        return False
+    j = slots[rng.integers(len(slots))]
+    a.volatiles[s] |= S.VOLATILE_BIT["disable"]
+    a.disable_time[s] = rng.integers(turns, 9)
+    a.disable_slot[s], a.disable_move[s] = j, t.moves[s, k, j]
     return True
 
 

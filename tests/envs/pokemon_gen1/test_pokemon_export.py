@@ -170,12 +170,39 @@ def test_an_active_out_of_pp_struggles_as_showdown_does():
     assert struggles >= 3
 
 
-def test_set_volatiles_and_replaced_moves_are_showdown_states_that_step_alike(monkeypatch):
-    """L2's ``volatile`` and ``move`` perturbations alone: each state Showdown gives back moved
-    an active's plain volatiles or a Pokemon's moves, and one step from it equals the engine's."""
+def test_both_teams_out_of_pp_struggle_on_as_showdown_does(monkeypatch):
+    """L2's ``stalemate`` perturbation: every standing Pokemon of both sides with no PP left.
+    Struggle against Struggle steps as Showdown's does, in states where both sides have lost a
+    Pokemon too: there Gen 1's Endless Battle Clause (``battle.endTurn``) must tell a foe with
+    a Pokemon down from a foe of Pokemon all down or Ghosts."""
     from envport.envs.pokemon_gen1 import env as V
 
-    monkeypatch.setattr(SS, "PERTURBATIONS", ("volatile", "move"))
+    monkeypatch.setattr(SS, "PERTURBATIONS", ("stalemate",))
+    ref, other = V.ShowdownReference(), V.ShowdownReference()
+    rng = np.random.default_rng(29)
+    endgames = 0
+    try:
+        for _, new in _perturbed_states(ref, rng, range(980, 983), 60):
+            if not all(_out_of_pp(new, p) for p in (0, 1)):
+                continue
+            standing = new["team.present"] & ~new["team.fainted"]
+            for p in (0, 1):
+                assert (new["team.pp"][p][standing[p]] == 0).all()
+            assert _one_step_apart(other, new, np.zeros(2, np.int32)) == []
+            endgames += bool(new["team.fainted"].any(axis=1).all())
+    finally:
+        ref.close()
+        other.close()
+    assert endgames >= 3
+
+
+def test_set_volatiles_and_replaced_moves_are_showdown_states_that_step_alike(monkeypatch):
+    """L2's ``volatile``, ``move`` and ``disable`` perturbations alone: each state Showdown gives
+    back moved an active's plain volatiles, its Disable or a Pokemon's moves, and one step from
+    it equals the engine's."""
+    from envport.envs.pokemon_gen1 import env as V
+
+    monkeypatch.setattr(SS, "PERTURBATIONS", ("volatile", "move", "disable"))
     ref, other = V.ShowdownReference(), V.ShowdownReference()
     rng = np.random.default_rng(23)
     changed: set[str] = set()
@@ -187,7 +214,8 @@ def test_set_volatiles_and_replaced_moves_are_showdown_states_that_step_alike(mo
     finally:
         ref.close()
         other.close()
-    assert {"active.volatiles", "team.moves", "team.pp", "team.maxpp"} <= changed
+    assert {"active.volatiles", "team.moves", "team.pp", "team.maxpp",
+            "active.disable_time"} <= changed
 
 
 def test_mist_shields_against_the_foes_stat_drops_as_showdown_does():

@@ -10,6 +10,7 @@ compiled for the whole test folder (``engine.compiled``).
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from envport.envs.pokemon_gen1 import components as C
@@ -48,6 +49,35 @@ def test_each_moves_effect_on_one_turn_against_showdown():
     in test_pokemon_mechanics.py, because it steps the engine's compiled step, which this file's
     worker shares with the other files that step it)."""
     C.component_checks("default")["move_effects"]()
+
+
+def test_a_setup_case_starts_disabled_with_the_replies_known():
+    """``move_effects``' Bide setup: the user with no status, disabled for at least the turns a
+    case follows on another move than Bide, the other side knowing Growl and Spore in the
+    slots returned, as Showdown takes the state back."""
+    from envport.envs.pokemon_gen1 import env as V
+
+    ref = V.ShowdownReference()
+    rng = np.random.default_rng(3)
+    made = []
+    try:
+        for seed in range(40, 60):
+            got = C._move_effect_state(ref, rng, seed, S.MOVE_ID["bide"], seed % 2, False,
+                                       C.SETUPS["bide"])
+            if got is not None:
+                made.append((seed % 2, *got))
+    finally:
+        ref.close()
+    assert len(made) >= 5
+    for user, state, slot, replies in made:
+        k, j = int(state["active.slot"][user]), int(state["active.slot"][1 - user])
+        assert state["team.moves"][user, k, slot] == S.MOVE_ID["bide"]
+        assert state["team.status"][user, k] == 0
+        assert int(state["active.volatiles"][user]) & S.VOLATILE_BIT["disable"]
+        assert state["active.disable_slot"][user] != slot
+        assert state["active.disable_time"][user] >= C.FOLLOW_TURNS - 1
+        assert state["team.moves"][1 - user, j, replies].tolist() == [
+            S.MOVE_ID["growl"], S.MOVE_ID["spore"]]
 
 
 def test_focus_moves_reads_ids_and_families():
