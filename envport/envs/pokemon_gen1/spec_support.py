@@ -426,8 +426,7 @@ def perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
         return True
     if kind == "pp":
         slots = [(s, k, i) for s, k in standing for i in range(S.N_MOVE_SLOTS)
-                 if t.moves[s, k, i] and not (k == a.slot[s] and (
-                     a.slot_virtual[s, i] or a.base_separate[s, i]))]
+                 if t.moves[s, k, i] and not (k == a.slot[s] and borrowed(a, s, i))]
         if not slots:
             return False
         s, k, i = slots[rng.integers(len(slots))]
@@ -474,6 +473,12 @@ def perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
     return False
 
 
+def borrowed(a: S.Active, s: int, j: int) -> bool:
+    """Move slot ``j`` of side ``s``'s active is Transform's or Mimic's (its PP is not the
+    Pokemon's own)."""
+    return bool(a.slot_virtual[s, j] or a.base_separate[s, j])
+
+
 def replaceable_slots(b: S.Battle, s: int, k: int) -> list[int]:
     """The move slots of side ``s``'s Pokemon ``k`` that :func:`teach` may write: none of an
     active bound to a move of its own (:data:`MOVE_BOUND`) or transformed, never a Transform or
@@ -483,7 +488,7 @@ def replaceable_slots(b: S.Battle, s: int, k: int) -> list[int]:
     if is_active and (int(a.volatiles[s]) & MOVE_BOUND or a.transformed[s]):
         return []
     return [j for j in range(S.N_MOVE_SLOTS) if t.moves[s, k, j] and not (
-        is_active and (a.slot_virtual[s, j] or a.base_separate[s, j]))]
+        is_active and borrowed(a, s, j))]
 
 
 def empty_pp(b: S.Battle, s: int, k: int | None = None) -> bool:
@@ -493,7 +498,7 @@ def empty_pp(b: S.Battle, s: int, k: int | None = None) -> bool:
     a, t = b.active, b.team
     k = int(a.slot[s]) if k is None else k
     real = [i for i in range(S.N_MOVE_SLOTS) if t.moves[s, k, i]]
-    virtual = k == a.slot[s] and any(a.slot_virtual[s, i] or a.base_separate[s, i] for i in real)
+    virtual = k == a.slot[s] and any(borrowed(a, s, i) for i in real)
     if virtual or not any(t.pp[s, k, i] for i in real):
         return False
     t.pp[s, k, real] = 0
@@ -511,7 +516,7 @@ def disable(b: S.Battle, s: int, rng: np.random.Generator, spare: int = -1, turn
     if int(a.volatiles[s]) & S.VOLATILE_BIT["disable"]:
         return False
     slots = [j for j in range(S.N_MOVE_SLOTS) if t.moves[s, k, j] and t.pp[s, k, j] and j != spare
-             and not (a.slot_virtual[s, j] or a.base_separate[s, j])]
+             and not borrowed(a, s, j)]
     if not slots:
         return False
     j = slots[rng.integers(len(slots))]
