@@ -5,9 +5,9 @@ L2 and L3 verify ``pokemon-gen1`` and ``tcg-pocket`` draw for draw: the translat
 reference's generator (Showdown's Gen 5 LCG; the card game's counter-based generator) in its
 state. This layer asks the other question: from seeds whose random stream the translation does
 not reproduce, do whole games come out alike in distribution? Each side plays ``N`` games with
-its own randomness (the reference: Showdown's default ChaCha20 "sodium" generator, which the
-JAX engine does not implement; the card game's reference: its own ``Rng`` from the episode
-seed; the translation: its own resets from JAX keys), both under random legal players
+its own randomness (the reference: Showdown's default ChaCha20 "sodium" generator on seeds of
+its own; the card game's reference: its own ``Rng`` from the episode seed; the translation: its
+own resets from JAX keys, Gen 5 LCG words for Pokemon), both under random legal players
 (``Verification.legal_action`` through ``policies.draw_action``), and the two samples of games
 are compared on what a learner sees of a game: who won and how it ended (chi-square), its
 length and return, and per-side statistics (faints, switches, damage dealt per turn, statuses
@@ -94,8 +94,9 @@ def make_pokemon_reference() -> Any:
     """Showdown dealing what the JAX reset deals, from its own random stream: both teams drawn
     uniformly from the committed pool (``create.TeamPool``, the JAX reset's population), each
     generated afresh by Showdown's ``Teams.generate`` from the pool entry's seed, and the battle
-    seeded with a ChaCha20 ``sodium`` seed (Showdown's default generator; the JAX engine holds
-    only the Gen 5 LCG, so no battle of this reference is one the translation can replay).
+    seeded with a ChaCha20 ``sodium`` seed (Showdown's default generator; the translation's
+    resets draw Gen 5 LCG words from JAX keys, so no battle of this reference is one of the
+    translation's, although the engine can replay sodium battles, ``lockstep --prng sodium``).
 
     The flat state's ``battle.prng`` holds the LCG's four words, which a ChaCha20 battle does
     not have: it reads 0 here (no summary uses it), and ``set_state`` of such a state restores

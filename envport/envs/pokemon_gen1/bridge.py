@@ -22,12 +22,14 @@ references are strings ``[Pokemon:p1a]`` (side, position letter), ``[Species:x]`
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from envport.envs.pokemon_gen1 import prng
 from envport.envs.pokemon_gen1 import state as S
 from envport.envs.pokemon_gen1 import tables as T
 
@@ -293,8 +295,13 @@ def comparable_from_showdown(battle: Mapping[str, Any]) -> dict[str, Any]:
         winner = "tie" if not battle["winner"] else battle["sides"][names.index(
             battle["winner"])]["id"]
     return {"turn": battle["turn"], "ended": bool(battle["ended"]), "winner": winner,
-            "prng": [int(w) for w in str(battle["prng"]).split(",")],
+            "prng": _seed_view(str(battle["prng"])),
             "last_damage": battle["lastDamage"], "sides": sides}
+
+
+def _seed_view(seed: str) -> list[int] | str:
+    """``battle.prng`` of an export: four numbers (Gen 5), or the ``"sodium,HEX"`` string."""
+    return seed if seed.startswith("sodium,") else [int(w) for w in seed.split(",")]
 
 
 def _check_bench(p: Mapping[str, Any], side_id: str, j: int) -> None:
@@ -409,8 +416,8 @@ def from_showdown(battle: Mapping[str, Any]) -> S.Battle:
                 code = _move_code(value, f"{what} {name}.{key}") if kind == "move" else value
                 arr[s] = _fits(code, arr.dtype, f"{what} {name}.{key}")
         active.volatiles[s] = bits
-    words = view["prng"]
-    out.prng[:] = [(words[0] << 16) | words[1], (words[2] << 16) | words[3]]
+    # a SodiumRNG battle's state is 8 words where a Gen 5 one has 2 (prng.state_of_seed)
+    out = dataclasses.replace(out, prng=prng.state_of_seed(view["prng"]))
     out.turn[...] = _fits(view["turn"], np.int16, "turn")
     out.ended[...] = view["ended"]
     out.winner[...] = {None: S.WINNER_NONE, "p1": S.WINNER_P1, "p2": S.WINNER_P2,
@@ -502,11 +509,10 @@ def comparable(state: S.Battle) -> dict[str, Any]:
             "pokemon": pokemon,
             "active_pokemon": active_view,
         })
-    hi, lo = (int(w) for w in st.prng)
     return {"turn": int(st.turn), "ended": bool(st.ended),
             "winner": {S.WINNER_NONE: None, S.WINNER_P1: "p1", S.WINNER_P2: "p2",
                        S.WINNER_TIE: "tie"}[int(st.winner)],
-            "prng": [hi >> 16, hi & 0xFFFF, lo >> 16, lo & 0xFFFF],
+            "prng": prng.seed_of_state(st.prng),
             "last_damage": int(st.last_damage), "sides": sides}
 
 

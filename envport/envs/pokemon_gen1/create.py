@@ -278,11 +278,13 @@ def pool(supported_only: bool = True) -> TeamPool:
 
 # ---- the L1 component check against Showdown -------------------------------------------------
 
-def check_creation(count: int = 40, seed: int = 0, worker: Any = None) -> int:
+def check_creation(count: int = 40, seed: int = 0, worker: Any = None,
+                   prng_kind: str = "gen5") -> int:
     """``count`` battles created by Showdown (``Teams.generate`` teams from random seeds, random
     battle seeds; every fifth a mirror of one species and level, whose equal speeds cost tie
-    draws) and by :func:`create`: the comparable views (LCG words included) and the start's
-    draws must be equal. Raises AssertionError at the first difference; returns the count."""
+    draws) and by :func:`create`: the comparable views (generator state included) and the start's
+    draws must be equal. Raises AssertionError at the first difference; returns the count.
+    ``prng_kind="sodium"``: the battle seeds are Showdown's default ChaCha20 seeds."""
     import random
 
     from envport.envs.pokemon_gen1 import bridge as B
@@ -295,19 +297,22 @@ def check_creation(count: int = 40, seed: int = 0, worker: Any = None) -> int:
     try:
         for i in range(count):
             words = [[rng.randrange(65536) for _ in range(4)] for _ in range(3)]
+            battle_seed: list[int] | str = words[2]
+            if prng_kind == "sodium":
+                battle_seed = f"sodium,{rng.getrandbits(256):064x}"
             gen = [w.call("generate_team", seed=s) for s in words[:2]]
             sets = [g["team"] for g in gen]
             if i % 5 == 4:  # the mirror: both leads alike
                 sets[1] = [dict(sets[0][0]), *sets[1][1:]]
             packed = [w.pack_team(s) for s in sets]
             bid = f"create-check-{seed}-{i}"
-            result = w.create(bid, words[2], packed[0], packed[1])
+            result = w.create(bid, battle_seed, packed[0], packed[1])
             try:
                 theirs = B.comparable_from_showdown(w.export(bid))
             finally:
                 w.destroy(bid)
             teams = jax.tree_util.tree_map(jnp.asarray, teams_from_sets(sets[0], sets[1]))
-            b, tape = fn(teams, prng.seed_state(jnp.asarray(words[2], jnp.uint32)))
+            b, tape = fn(teams, jnp.asarray(prng.state_of_seed(battle_seed)))
             diffs = B.differences(B.comparable(b), theirs)
             n = int(tape["draws"])
             mine = [(int(tape["tape_from"][k]), int(tape["tape_to"][k])) for k in range(n)]
@@ -315,7 +320,7 @@ def check_creation(count: int = 40, seed: int = 0, worker: Any = None) -> int:
                      for d in result["tape"]]
             if diffs or mine != draws:
                 raise AssertionError(
-                    f"battle creation {i} (seed {words[2]}) differs from Showdown: "
+                    f"battle creation {i} (seed {battle_seed}) differs from Showdown: "
                     f"{diffs[:8]}; draws JAX {mine} vs Showdown {draws}; teams {packed}")
     finally:
         if own:

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from envport.envs.pokemon_gen1 import bridge as B
+from envport.envs.pokemon_gen1 import prng
 from envport.envs.pokemon_gen1 import state as S
 from envport.envs.pokemon_gen1 import tables as T
 
@@ -335,8 +336,8 @@ def to_showdown(battle: S.Battle, template: Mapping[str, Any]) -> dict[str, Any]
             side["faintedThisTurn"] = _ref(sid, 0) if fainted else None
         if request:
             side.pop("activeRequest", None)  # fromJSON rebuilds both requests (getRequests)
-    hi, lo = (int(w) for w in b.prng)
-    j["prng"] = f"{hi >> 16},{hi & 0xFFFF},{lo >> 16},{lo & 0xFFFF}"
+    seed = prng.seed_of_state(b.prng)
+    j["prng"] = seed if isinstance(seed, str) else ",".join(map(str, seed))
     j["turn"] = int(b.turn)
     j["ended"] = bool(b.ended)
     winner = int(b.winner)

@@ -18,9 +18,11 @@ and the index of the first PRNG draw of that step where the two tapes differ (th
 records the ``from``/``to`` of each draw, Showdown's worker its own tape).
 
 ``python -m envport.envs.pokemon_gen1.lockstep --battles 100 [--seed 0]
-[--teams pool|showdown|moves] [--moves leechseed,toxic,copy,...]``: ``moves`` teams are any
-species with half their move slots drawn from the focused moves (ids or family names; default
-``moves.FOCUS_DEFAULT``).
+[--teams pool|showdown|moves] [--moves leechseed,toxic,copy,...] [--prng gen5|sodium]``:
+``moves`` teams are any species with half their move slots drawn from the focused moves (ids or
+family names; default ``moves.FOCUS_DEFAULT``); ``--prng sodium`` seeds every battle with
+Showdown's default ChaCha20 generator (``"sodium,HEX"``), whose 8-word state the engine steps as
+it steps the LCG's 2 words (``prng.next_u32``).
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ class Divergence:
     jax_draws: list[tuple[int, int]]
     showdown_draws: list[tuple[int, int]]
     choices: tuple[str | None, str | None]
-    seed: list[int]
+    seed: list[int] | str  # four Gen 5 words, or a "sodium,HEX" seed
     teams: tuple[str, str]
     log: list[str] = dataclasses.field(default_factory=list)  # Showdown's log of the last steps
 
@@ -228,7 +230,8 @@ def _count_moves(log: list[str], into: collections.Counter | None) -> None:
 PLAYERS = ("random", "heuristic")
 
 
-def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: tuple[str, str],
+def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int] | str,
+               teams: tuple[str, str],
                rng: random.Random, max_steps: int = 2000, switch_p: float = 0.15,
                tamper: Any = None, moves_used: collections.Counter | None = None,
                script: Sequence[tuple[int, int]] = (), heuristic: Sequence[int] = ()
@@ -245,8 +248,9 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
     for packed in teams:
         MV.check_supported(MV.packed_team_moves(packed), "team")
     step = E.compiled(False)
-    bid = f"lockstep-{index}-{'-'.join(map(str, seed))}"
-    result = worker.create(bid, list(seed), teams[0], teams[1])
+    seed = seed if isinstance(seed, str) else list(seed)
+    bid = f"lockstep-{index}-{seed if isinstance(seed, str) else '-'.join(map(str, seed))}"
+    result = worker.create(bid, seed, teams[0], teams[1])
     try:
         # The JAX side creates its own battle from the same sets and seed (create.py): the
         # state after Showdown's start and the start's draws are the first comparison.
@@ -254,14 +258,14 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
         sets = [[p["set"] for p in side["pokemon"]] for side in export["sides"]]
         state, start = create.compiled(False)(
             jax.tree_util.tree_map(jax.numpy.asarray, create.teams_from_sets(*sets)),
-            prng.seed_state(jax.numpy.asarray(list(seed), jax.numpy.uint32)))
+            jax.numpy.asarray(prng.state_of_seed(seed)))
         E.check_supported(state)
         diffs = B.differences(B.comparable(state), B.comparable_from_showdown(export))
         jt, st = jax_tape(start), _showdown_tape(result["tape"])
         first = _first_draw(jt, st)
         if diffs or first is not None:
             return Divergence(index, 0, 0, "create" if diffs else "create-tape", diffs, first,
-                              jt, st, (None, None), list(seed), teams), 0, 0, False
+                              jt, st, (None, None), seed, teams), 0, 0, False
         steps = 0
         recent: list[str] = []
         while True:
@@ -279,7 +283,7 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
                     return Divergence(index, turn, steps, "legal",
                                       [f"legal[{side}]: JAX {sorted(mine, key=str)} vs Showdown "
                                        f"{sorted(theirs, key=str)}"], None, [], [],
-                                      (None, None), list(seed), teams), steps, turn, False
+                                      (None, None), seed, teams), steps, turn, False
                 options = list(np.flatnonzero(masks[p]))
                 if steps < len(script):
                     if not masks[p][script[steps][p]]:
@@ -308,7 +312,7 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
                 # an exception inside Showdown itself (e.g. its "moveSlot is null which
                 # shouldn't happen" in side.commitChoices): nothing to compare with from here
                 return Divergence(index, turn, steps, "showdown-error",
-                                  [str(e).splitlines()[0]], None, [], [], strings, list(seed),
+                                  [str(e).splitlines()[0]], None, [], [], strings, seed,
                                   teams), steps, turn, False
             _count_moves(result.get("log", []), moves_used)
             recent = (recent + [f"-- step {steps}"] + [
@@ -326,25 +330,27 @@ def run_battle(worker: ShowdownWorker, index: int, seed: Sequence[int], teams: t
             if diffs or first is not None:
                 prev = [i for i, x in enumerate(recent) if x.startswith("-- step")][-2:]
                 return Divergence(index, turn, steps - 1, "state" if diffs else "tape",
-                                  diffs, first, jt, st, strings, list(seed), teams,
+                                  diffs, first, jt, st, strings, seed, teams,
                                   recent[prev[0]:]), steps, turn, False
     finally:
         worker.destroy(bid)
 
 
 TEAM_SOURCES = ("pool", "showdown", "moves")
+PRNG_KINDS = ("gen5", "sodium")
 
 
 def run(battles: int, seed: int = 0, teams: str = "pool", worker: ShowdownWorker | None = None,
         max_steps: int = 2000, stop_at_first: bool = False, verbose: bool = False,
         moves: str | Sequence[str] | None = None, players: str = "random",
-        only: Sequence[int] | None = None) -> Summary:
+        only: Sequence[int] | None = None, prng_kind: str = "gen5") -> Summary:
     """``battles`` lockstep battles; their seeds, teams and players all derive from ``seed``.
     ``moves`` (with ``teams='moves'``): the focused moves or families (:func:`focus_moves`).
     ``players``: ``random`` (both sides random legal players) or ``heuristic`` (the heuristic of
     ``agents.py`` as p1 in even battles and p2 in odd ones, against the random player).
     ``only``: run just these battle indices of the ``battles`` (the same teams, seeds and
-    players as in the whole run)."""
+    players as in the whole run). ``prng_kind``: the battles' generator, ``gen5`` (four seed
+    words) or ``sodium`` (Showdown's default ChaCha20 generator, a 64-digit seed)."""
     if teams not in TEAM_SOURCES:
         raise ValueError(f"--teams must be one of {', '.join(TEAM_SOURCES)}, not {teams!r}")
     if players not in PLAYERS:
@@ -353,6 +359,8 @@ def run(battles: int, seed: int = 0, teams: str = "pool", worker: ShowdownWorker
         raise ValueError(f"--only: battle indices must be in 0..{battles - 1}")
     if moves is not None and teams != "moves":
         raise ValueError("--moves needs --teams moves")
+    if prng_kind not in PRNG_KINDS:
+        raise ValueError(f"--prng must be one of {', '.join(PRNG_KINDS)}, not {prng_kind!r}")
     focus = focus_moves(moves) if teams == "moves" else ()
     own = worker is None
     w = worker or ShowdownWorker()
@@ -368,7 +376,9 @@ def run(battles: int, seed: int = 0, teams: str = "pool", worker: ShowdownWorker
                 pair = (moves_team(rng, w, focus), moves_team(rng, w, focus))
             else:
                 pair = showdown_teams(rng, w)
-            battle_seed = [rng.randrange(65536) for _ in range(4)]
+            battle_seed: list[int] | str = [rng.randrange(65536) for _ in range(4)]
+            if prng_kind == "sodium":
+                battle_seed = f"sodium,{rng.getrandbits(256):064x}"
             div, steps, turns, ended = run_battle(w, i, battle_seed, pair, rng,
                                                   max_steps=max_steps,
                                                   moves_used=summary.moves_used,
@@ -406,6 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "odd ones, against the random player)")
     ap.add_argument("--only", default=None, help="comma-separated battle indices: run just "
                     "these of the --battles (same teams, seeds and players)")
+    ap.add_argument("--prng", default="gen5", help="the battles' generator: gen5 (Showdown's "
+                    "Gen 5 LCG, four seed words) or sodium (its default ChaCha20 generator)")
     ap.add_argument("--max-steps", type=int, default=2000)
     ap.add_argument("--stop-at-first", action="store_true")
     args = ap.parse_args(argv)
@@ -418,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.time()
     summary = run(args.battles, args.seed, args.teams, max_steps=args.max_steps,
                   stop_at_first=args.stop_at_first, verbose=True, moves=args.moves,
-                  players=args.players, only=only)
+                  players=args.players, only=only, prng_kind=args.prng)
     print(summary.describe() + f" in {time.time() - t0:.1f} s (jax {jax.__version__})")
     if args.teams == "moves":
         focus = focus_moves(args.moves)

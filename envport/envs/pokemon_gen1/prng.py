@@ -1,8 +1,9 @@
-"""Pokemon Showdown's Gen 5 PRNG (``sim/prng.ts``: ``Gen5RNG``, ``PRNG``) in JAX, uint32 only.
+"""Pokemon Showdown's PRNGs (``sim/prng.ts``: ``Gen5RNG``, ``SodiumRNG``, ``PRNG``) in JAX, uint32
+only.
 
-Showdown's generator is the 64-bit linear congruential generator
-``S <- S * 0x5D588B656C078965 + 0x269EC3 (mod 2**64)``, whose output is the high 32 bits of the
-new state. Without ``jax_enable_x64`` JAX has no uint64, so the state is two uint32 words
+Showdown's Gen 5 generator (seeds of four 16-bit words) is the 64-bit linear congruential
+generator ``S <- S * 0x5D588B656C078965 + 0x269EC3 (mod 2**64)``, whose output is the high 32 bits
+of the new state. Without ``jax_enable_x64`` JAX has no uint64, so the state is two uint32 words
 ``[..., 2] = (hi, lo)`` and 64-bit products are built from 16-bit halves. Every function takes the
 state first and returns the new state first; all are jittable and vmappable, and broadcast over
 leading axes of the state.
@@ -20,6 +21,13 @@ Showdown                                here
 ``sample(items)``                       ``sample(state, items, length=None)``
 ``shuffle(items, start, end)``          ``shuffle(state, items, start=0, end=None)``
 ======================================  =====================================================
+
+Showdown's default generator since 0.11, ``SodiumRNG`` (``"sodium,HEX"`` seeds), is ChaCha20:
+each ``next()`` is one block under the 32-byte key (counter 0, nonce "LibsodiumDRG"), whose first
+32 bytes become the new key and whose next 4, big-endian, are ``u``. Its state is the key as
+``[..., 8]`` uint32 words; :func:`next_u32` tells the two generators apart by that last axis, so
+every function here and the engine built on them run either one (a draw costs one ChaCha20 block:
+ten double rounds, a ``fori_loop``).
 
 ``random`` mirrors Showdown's overloaded ``random(from?, to?)``. Showdown computes
 ``floor(u * k / 2**32)`` in doubles, which is exact while ``u * k < 2**53``, i.e. ``k <= 2**21``;
@@ -81,14 +89,105 @@ def state_seed(state: Any) -> Array:
 
 
 def next_u32(state: Any) -> tuple[Array, Array]:
-    """One generator step (``Gen5RNG.next``): the new state and its high word ``u``."""
+    """One generator step: ``Gen5RNG.next`` on a ``[..., 2]`` state (the new state and its high
+    word ``u``), ``SodiumRNG.next`` on a ``[..., 8]`` one (:func:`sodium_next_u32`)."""
     state = _u32(state)
+    if state.shape[-1] == SODIUM_WORDS:
+        return sodium_next_u32(state)
     hi, lo = state[..., 0], state[..., 1]
     ph, pl = mul_full(lo, MUL_LO)
     new_hi = ph + lo * MUL_HI + hi * MUL_LO  # wraps mod 2**32: the product mod 2**64
     new_lo = pl + INC
     new_hi = new_hi + (new_lo < pl).astype(jnp.uint32)  # carry of the low-word addition
     return jnp.stack([new_hi, new_lo], axis=-1), new_hi
+
+
+# ---- SodiumRNG (Showdown's default since 0.11: ``sim/prng.ts SodiumRNG``) ----------------------
+
+SODIUM_WORDS = 8  # the state: the 32-byte ChaCha20 key as little-endian uint32 words
+_SIGMA = np.frombuffer(b"expand 32-byte k", "<u4")
+# SodiumRNG.NONCE, libsodium's randombytes_buf_deterministic nonce
+_SODIUM_NONCE = np.frombuffer(b"LibsodiumDRG", "<u4")
+
+
+def _rotl(x: Array, n: int) -> Array:
+    return (x << np.uint32(n)) | (x >> np.uint32(32 - n))
+
+
+def chacha20_block(key: Any, counter: Any = 0, nonce: Any = _SODIUM_NONCE) -> Array:
+    """The ChaCha20 block function (RFC 7539 section 2.3, as ``ts-chacha20``, which Showdown
+    uses): key ``[..., 8]``, a 32-bit block counter and a 3-word nonce -> the 16 output words
+    (the keystream block, little-endian words)."""
+    key = _u32(key)
+    lead = key.shape[:-1]
+    init = [jnp.broadcast_to(jnp.uint32(w), lead) for w in _SIGMA]
+    init += [key[..., i] for i in range(8)]
+    init += [jnp.broadcast_to(_u32(counter), lead)]
+    init += [jnp.broadcast_to(jnp.uint32(w), lead) for w in np.asarray(nonce, np.uint32)]
+
+    def quarter(x: list, a: int, b: int, c: int, d: int) -> None:
+        x[a] = x[a] + x[b]
+        x[d] = _rotl(x[d] ^ x[a], 16)
+        x[c] = x[c] + x[d]
+        x[b] = _rotl(x[b] ^ x[c], 12)
+        x[a] = x[a] + x[b]
+        x[d] = _rotl(x[d] ^ x[a], 8)
+        x[c] = x[c] + x[d]
+        x[b] = _rotl(x[b] ^ x[c], 7)
+
+    def double_round(_: Any, words: tuple) -> tuple:
+        x = list(words)
+        for a, b, c, d in ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
+                           (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14)):
+            quarter(x, a, b, c, d)
+        return tuple(x)
+
+    mixed = jax.lax.fori_loop(0, 10, double_round, tuple(init))
+    return jnp.stack([m + i for m, i in zip(mixed, init, strict=True)], axis=-1)
+
+
+def _byteswap(x: Array) -> Array:
+    return ((x << np.uint32(24)) | ((x & np.uint32(0xFF00)) << np.uint32(8))
+            | ((x >> np.uint32(8)) & np.uint32(0xFF00)) | (x >> np.uint32(24)))
+
+
+def sodium_next_u32(state: Any) -> tuple[Array, Array]:
+    """``SodiumRNG.next``: the first 36 bytes of ChaCha20's keystream under the key ``state``
+    (counter 0, nonce "LibsodiumDRG"); bytes 0-31 become the new key, bytes 32-35 read
+    big-endian are ``u``."""
+    block = chacha20_block(state)
+    return block[..., :SODIUM_WORDS], _byteswap(block[..., SODIUM_WORDS])
+
+
+def sodium_seed_state(seed: str) -> np.ndarray:
+    """Showdown's ``"sodium,HEX"`` seed (1-64 hex digits, padded with zeros on the right as
+    ``SodiumRNG.setSeed`` does) -> the ``[8]`` uint32 state."""
+    kind, _, digits = seed.partition(",")
+    if kind != "sodium" or not 1 <= len(digits) <= 64 or not all(
+            c in "0123456789abcdef" for c in digits):
+        raise ValueError(f"a sodium seed is 'sodium,' and 1-64 hex digits, got {seed!r}")
+    return np.frombuffer(bytes.fromhex(digits.ljust(64, "0")), "<u4").astype(np.uint32)
+
+
+def sodium_state_seed(state: Any) -> str:
+    """The inverse of :func:`sodium_seed_state`: ``SodiumRNG.getSeed()``."""
+    return "sodium," + np.asarray(state, np.uint32).astype("<u4").tobytes().hex()
+
+
+def state_of_seed(seed: Any) -> np.ndarray:
+    """A Showdown seed as envport passes it (four 16-bit words, or ``"sodium,HEX"``) -> the
+    generator state: ``[2]`` (Gen 5 LCG) or ``[8]`` (SodiumRNG)."""
+    if isinstance(seed, str) and seed.startswith("sodium"):
+        return sodium_seed_state(seed)
+    return np.asarray(seed_state(np.asarray(seed, np.uint32)))
+
+
+def seed_of_state(state: Any) -> list[int] | str:
+    """The inverse of :func:`state_of_seed`, as the worker reports ``battle.prng``."""
+    state = np.asarray(state, np.uint32)
+    if state.shape[-1] == SODIUM_WORDS:
+        return sodium_state_seed(state)
+    return [int(w) for w in state_seed(state)]
 
 
 def random_float(state: Any) -> tuple[Array, Array]:

@@ -41,7 +41,7 @@ SHOWDOWN_VERSION = "0.11.11"
 MIN_NODE_MAJOR = 18
 FORMAT = "gen1randombattle"
 
-Seed = Sequence[int]
+Seed = Sequence[int] | str  # four Gen 5 words, or a "sodium,HEX" seed
 Choice = str | None
 
 
@@ -120,15 +120,14 @@ def check_installed(reference_dir: Path = REFERENCE_DIR) -> None:
             f"{SHOWDOWN_VERSION}. Run `{INSTALL_COMMAND}`.")
 
 
-def check_seed(seed: Any, what: str = "seed") -> list[int]:
+def check_seed(seed: Any, what: str = "seed") -> list[int] | str:
     """A Showdown Gen 5 seed: four integers in 0..65535 (Showdown itself accepts any number).
     Also Showdown's default ChaCha20 seed, ``"sodium,HEX"`` (1-64 hex digits), returned as the
-    string (the rollout-distribution layer's reference: a stream the JAX engine does not
-    reproduce)."""
+    string (``prng.sodium_seed_state`` reads it into the engine's 8-word state)."""
     if isinstance(seed, str) and seed.startswith("sodium,"):
         if not re.fullmatch(r"sodium,[0-9a-f]{1,64}", seed):
             raise ValueError(f"{what} must be 'sodium,' and 1-64 hex digits, got {seed!r}")
-        return seed  # type: ignore[return-value]
+        return seed
     if isinstance(seed, str):
         try:
             seed = [int(w) for w in seed.split(",")]

@@ -449,7 +449,7 @@ def perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
         a.substitute_hp[s] = rng.integers(1, int(t.maxhp[s, a.slot[s]]) // 4 + 2)
         return True
     if kind == "prng":
-        b.prng[:] = rng.integers(0, 1 << 32, 2, dtype=np.uint64).astype(np.uint32)
+        b.prng[:] = rng.integers(0, 1 << 32, b.prng.shape, dtype=np.uint64).astype(np.uint32)
         return True
     if kind == "no_pp" and actives:
         return empty_pp(b, actives[rng.integers(len(actives))])

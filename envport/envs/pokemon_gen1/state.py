@@ -15,7 +15,8 @@ Layout (structure of arrays; a batch of battles adds leading axes to every leaf)
 * :class:`Side` ``[2]``: Pokemon left, the choices Showdown remembers (``lastSelectedMove``,
   ``lastSelectedMoveSlot``, ``lastEnemySelectedMove``) and the last moves seen
   (``side.lastMove``, ``lastEnemyMove``: Counter, Desync Clause).
-* :class:`Battle`: the above, the Gen 5 LCG state (``prng.py``: ``(hi, lo)`` uint32), the turn,
+* :class:`Battle`: the above, the Gen 5 LCG state (``prng.py``: ``(hi, lo)`` uint32; a battle
+  on Showdown's ChaCha20 seeds holds the 8-word key instead), the turn,
   ``ended``/``winner`` and ``battle.lastDamage``.
 
 Ids are those of :mod:`tables` (species ``num``, move ``num``, type index; 0 = none). Showdown's
@@ -160,7 +161,7 @@ class Battle:
     team: Team
     active: Active
     side: Side
-    prng: Array  # uint32 [2]: (hi, lo) of the Gen 5 LCG
+    prng: Array  # uint32 [2]: (hi, lo) of the Gen 5 LCG; [8] for SodiumRNG (prng.py)
     turn: Array  # int16
     ended: Array  # bool
     winner: Array  # int8: WINNER_*

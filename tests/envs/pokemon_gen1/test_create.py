@@ -18,6 +18,12 @@ def test_created_battles_equal_showdowns_after_create(worker):
     assert C.check_creation(25, seed=3, worker=worker) == 25
 
 
+def test_battles_created_on_sodium_seeds_equal_showdowns(worker):
+    """Showdown's default generator: the same creation on an 8-word ChaCha20 state, the mirror
+    starts' tie draws (every fifth battle) included."""
+    assert C.check_creation(10, seed=4, worker=worker, prng_kind="sodium") == 10
+
+
 def test_a_mirror_start_draws_the_four_ties_of_the_spec(worker):
     # spec 7.1: Tauros vs Tauros draws 4 ties before the first choice; none when speeds differ
     tauros = [gen1_set("Tauros", ["bodyslam", "hyperbeam"], level=80)]

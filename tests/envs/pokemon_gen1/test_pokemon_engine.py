@@ -134,6 +134,25 @@ def test_the_batched_step_equals_the_single_one(worker):
         assert B.comparable(S.index(out, k)) == B.comparable(single)
 
 
+@pytest.mark.slow  # a second compilation of the step (an 8-word PRNG state), ~60 s
+def test_lockstep_on_sodium_seeds_and_a_wrong_chacha_state_caught(worker):
+    """Showdown's default ChaCha20 generator: battles identical to Showdown, and one bit of the
+    8-word state flipped after a step is reported as a PRNG difference."""
+    summary = L.run(3, seed=303, worker=worker, prng_kind="sodium")
+    assert summary.divergences == [], "\n".join(d.describe() for d in summary.divergences)
+    assert summary.identical == summary.ended == 3 and summary.turns > 40
+    rng = random.Random("tamper-sodium")
+    teams = (L.pool_team(rng, worker), L.pool_team(rng, worker))
+
+    def tamper(step: int, state: S.Battle) -> S.Battle:
+        return dataclasses.replace(state, prng=state.prng ^ jnp.uint32(1)) if step == 1 else state
+
+    div, _, _, _ = L.run_battle(worker, 0, "sodium," + "5" * 64, teams, random.Random(3),
+                                tamper=tamper)
+    assert div is not None and div.step == 1
+    assert any(f.startswith(".prng") for f in div.fields), div.fields
+
+
 @pytest.mark.slow
 def test_lockstep_hundred_battles(worker):
     summary = L.run(100, seed=2024, worker=worker)

@@ -160,22 +160,20 @@ def _jax_program(state, args):
     return state, out
 
 
-def test_matches_showdowns_prng_on_random_seeds_and_arguments(worker):
-    rng = random.Random(2024)
-    seeds = [[rng.randint(0, 65535) for _ in range(4)] for _ in range(N_SEEDS)]
-    seeds[:3] = [[0, 0, 0, 0], [65535] * 4, [1, 2, 3, 4]]
+def _check_against_showdown(worker, seeds, start, end_seed, rng):
+    """Showdown's own ``PRNG`` on each seed and the JAX program from ``start`` (the seeds'
+    states): every raw output, value and final state equal."""
     args = [_arguments(rng) for _ in seeds]
     replies = worker.request([{"op": "prng", "seed": s, "calls": _showdown_calls(a)}
                               for s, a in zip(seeds, args, strict=True)])
     assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:1]
 
     stacked = jax.tree.map(lambda *xs: jnp.asarray(np.stack(xs)), *args)
-    end, out = jax.jit(jax.vmap(_jax_program))(prng.seed_state(jnp.asarray(seeds)), stacked)
-    end_words = np.asarray(prng.state_seed(end))
+    end, out = jax.jit(jax.vmap(_jax_program))(start, stacked)
     draws = 0
     for i, reply in enumerate(replies):
         result = reply["result"]
-        assert list(end_words[i]) == result["state"], f"seed {seeds[i]}: final state"
+        assert end_seed(end[i]) == result["state"], f"seed {seeds[i]}: final state"
         for j, (api, (raw, value)) in enumerate(zip(PATTERN, out, strict=True)):
             showdown = result["results"][j]
             where = f"seed {seeds[i]}, call {j} {_showdown_calls(args[i])[j]}"
@@ -190,4 +188,51 @@ def test_matches_showdowns_prng_on_random_seeds_and_arguments(worker):
                 assert bool(value[i]) is showdown["value"], where
             else:
                 assert int(value[i]) == showdown["value"], where
-    assert draws > N_SEEDS * (len(PATTERN) - 2)  # shuffles of 0 or 1 items make no draw
+    assert draws > len(seeds) * (len(PATTERN) - 2)  # shuffles of 0 or 1 items make no draw
+
+
+def test_matches_showdowns_prng_on_random_seeds_and_arguments(worker):
+    rng = random.Random(2024)
+    seeds = [[rng.randint(0, 65535) for _ in range(4)] for _ in range(N_SEEDS)]
+    seeds[:3] = [[0, 0, 0, 0], [65535] * 4, [1, 2, 3, 4]]
+    _check_against_showdown(worker, seeds, prng.seed_state(jnp.asarray(seeds)),
+                            lambda s: [int(w) for w in prng.state_seed(s)], rng)
+
+
+# ---- SodiumRNG: ChaCha20 ---------------------------------------------------------------------
+
+def test_chacha20_block_is_rfc_7539s():
+    """RFC 7539 section 2.3.2: key 00..1f, block counter 1, nonce 000000090000004a00000000."""
+    key = np.frombuffer(bytes(range(32)), "<u4")
+    nonce = np.frombuffer(bytes.fromhex("000000090000004a00000000"), "<u4")
+    block = prng.chacha20_block(key, 1, nonce)
+    assert block.dtype == jnp.uint32
+    assert [f"{int(w):08x}" for w in block] == [
+        "e4e7f110", "15593bd1", "1fdd0f50", "c47120a3", "c7f4d1c7", "0368c033", "9aaa2204",
+        "4e6cd4c3", "466482d2", "09aa9f07", "05d7c214", "a2028bd9", "d19c12b5", "b94e16de",
+        "e883d0cb", "4e3c50a2"]
+
+
+def test_sodium_seed_round_trip_and_refusals():
+    seed = "sodium," + "".join(f"{i:02x}" for i in range(32))
+    assert prng.sodium_state_seed(prng.sodium_seed_state(seed)) == seed
+    # Showdown pads a short seed with zeros on the right (SodiumRNG.setSeed)
+    assert prng.sodium_state_seed(prng.sodium_seed_state("sodium,abc")) == "sodium,abc" + "0" * 61
+    for bad in ("sodium,", "sodium,xyz", "gen5,0001", "sodium," + "0" * 65):
+        with pytest.raises(ValueError, match="sodium seed"):
+            prng.sodium_seed_state(bad)
+
+
+N_SODIUM_SEEDS = 100
+
+
+def test_sodium_matches_showdowns_prng_on_random_seeds_and_arguments(worker):
+    """The same program as for the Gen 5 seeds on ``"sodium,HEX"`` seeds: every API runs on a
+    ``[8]`` state through :func:`prng.next_u32`."""
+    rng = random.Random(2026)
+    seeds = ["sodium," + "".join(rng.choice("0123456789abcdef")
+                                  for _ in range(rng.choice([1, 16, 32, 63, 64])))
+             for _ in range(N_SODIUM_SEEDS)]
+    seeds[:2] = ["sodium,0", "sodium," + "f" * 64]
+    start = jnp.asarray(np.stack([prng.sodium_seed_state(s) for s in seeds]))
+    _check_against_showdown(worker, seeds, start, prng.sodium_state_seed, rng)

@@ -48,7 +48,7 @@ function bad(message) {
 // Showdown accepts out-of-range seed words silently (and then computes garbage), so seeds are
 // checked here: exactly four integers in 0..65535.
 function checkSeed(seed, what = 'seed') {
-	// Showdown's default ChaCha20 generator (envport's rollout-distribution layer uses it).
+	// Showdown's default ChaCha20 generator (prng.py's sodium functions step it in JAX).
 	if (typeof seed === 'string' && /^sodium,[0-9a-f]{1,64}$/.test(seed)) return seed;
 	if (typeof seed === 'string' && /^\d+(,\d+){3}$/.test(seed)) seed = seed.split(',').map(Number);
 	if (!Array.isArray(seed) || seed.length !== 4 ||
@@ -56,6 +56,12 @@ function checkSeed(seed, what = 'seed') {
 		throw bad(`${what} must be 4 integers in 0..65535, got ${JSON.stringify(seed)}`);
 	}
 	return seed.join(',');
+}
+
+// A PRNG's seed as envport reads it: four numbers (Gen 5), or the "sodium,HEX" string.
+function seedReply(prng) {
+	const seed = prng.getSeed();
+	return seed.startsWith('sodium,') ? seed : seed.split(',').map(Number);
 }
 
 function getBattle(req) {
@@ -158,7 +164,7 @@ function turnResult(entry) {
 		turn: battle.turn,
 		ended: battle.ended,
 		winner: winnerOf(battle),
-		prng: battle.prng.getSeed().split(',').map(Number),
+		prng: seedReply(battle.prng),
 		tape,
 	};
 }
@@ -265,7 +271,7 @@ function opReseed(req) {
 	const seed = checkSeed(req.seed, 'reseed seed');
 	ensureTape(entry);
 	entry.battle.resetRNG(seed);
-	return {prng: entry.battle.prng.getSeed().split(',').map(Number), turn: entry.battle.turn};
+	return {prng: seedReply(entry.battle.prng), turn: entry.battle.turn};
 }
 
 function opExport(req) {
@@ -376,7 +382,7 @@ function opState(req) {
 		ended: battle.ended,
 		winner: winnerOf(battle),
 		request_state: battle.requestState,
-		prng: battle.prng.getSeed().split(',').map(Number),
+		prng: seedReply(battle.prng),
 		prng_seed: battle.prngSeed,
 		last_damage: battle.lastDamage,
 		pseudo_weather: Object.keys(battle.field.pseudoWeather),
@@ -410,7 +416,7 @@ function opPrng(req) {
 		}
 		results.push({value, raw: entry.tape.slice(start).map(d => d.raw)});
 	}
-	return {results, state: prng.getSeed().split(',').map(Number)};
+	return {results, state: seedReply(prng)};
 }
 
 // Showdown's in-process speed, the baseline envport's numbers are compared with: random legal
