@@ -30,7 +30,7 @@ _make_bridge = lazy("envport.envs.pokemon_gen1.env:PokemonBridge")
 # components.CHECKS (tests/envs/pokemon_gen1/test_pokemon_env.py checks this list against it),
 # named here so that listing environments imports neither JAX nor Node.
 MECHANICS_CHECKS = ("stats", "boosts", "types", "crit", "damage", "accuracy", "move_hit",
-                    "worked_examples", "move_effects")
+                    "worked_examples", "move_effects", "prng")
 
 
 def _mechanics_check(name: str) -> None:

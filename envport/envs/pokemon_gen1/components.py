@@ -47,16 +47,19 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 328},
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 328,
+                "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 3936},
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 3936,
+             "prng": 4000},
 }
 # What each check's count counts.
 UNITS = {"stats": "Pokemon (6 per case)", "boosts": "operations (1-20 per case)",
          "types": "attacking type x defending types", "crit": "getDamage calls",
          "damage": "getDamage calls", "accuracy": "useMoveInner calls",
          "move_hit": "useMoveInner calls", "worked_examples": "useMoveInner calls",
-         "move_effects": "cases (each supported move 2 / 24 times; 1-4 turns each)"}
+         "move_effects": "cases (each supported move 2 / 24 times; 1-4 turns each)",
+         "prng": "seeds (half Gen 5, half ChaCha20; 16 calls each)"}
 CHUNK = 256  # cases per worker request and per JAX batch (one compiled shape)
 
 
@@ -993,6 +996,130 @@ def check_move_effects(n: int, seed: int = 0) -> int:
     return done
 
 
+# ---- the PRNG: both of Showdown's generators against its own PRNG class -------------------------
+
+# One fixed sequence of API calls; every seed gets its own random arguments.
+PRNG_PATTERN = ("float", "int", "range", "chance", "sample", "shuffle", "int", "chance", "range",
+                "float", "sample", "int", "shuffle", "chance", "int", "range")
+PRNG_SAMPLE_LEN = 8
+PRNG_SHUFFLE_LEN = 7
+
+
+def _prng_arguments(rng: random.Random) -> list[dict]:
+    def span() -> int:  # Showdown's double arithmetic is exact up to 2**21 (see prng.py)
+        return rng.choice([1, 2, 3, 6, 8, 39, 217, 255, 256, 65535, 65536, 2**21,
+                           rng.randint(1, 2**21)])
+
+    args: list[dict] = []
+    for api in PRNG_PATTERN:
+        if api == "int":
+            args.append({"n": span()})
+        elif api == "range":
+            m = rng.randint(0, 70000)
+            args.append({"m": m, "n": m + span()})
+        elif api == "chance":
+            d = rng.choice([1, 2, 16, 256, 1000, rng.randint(1, 65536)])
+            args.append({"k": rng.randint(0, d), "d": d})
+        elif api == "sample":
+            args.append({"items": [rng.randint(-1000, 1000) for _ in range(PRNG_SAMPLE_LEN)],
+                         "length": rng.randint(1, PRNG_SAMPLE_LEN)})
+        elif api == "shuffle":
+            end = rng.randint(0, PRNG_SHUFFLE_LEN)
+            args.append({"start": rng.randint(0, max(end, 1)), "end": end})
+        else:
+            args.append({})
+    return args
+
+
+def _prng_calls(args: list[dict]) -> list[list]:
+    """The same calls as Showdown's ``PRNG`` methods (the worker's ``prng`` op)."""
+    calls: list[list] = []
+    for api, a in zip(PRNG_PATTERN, args, strict=True):
+        if api == "float":
+            calls.append(["random"])
+        elif api == "int":
+            calls.append(["random", a["n"]])
+        elif api == "range":
+            calls.append(["random", a["m"], a["n"]])
+        elif api == "chance":
+            calls.append(["randomChance", a["k"], a["d"]])
+        elif api == "sample":
+            calls.append(["sample", a["items"][:a["length"]]])
+        else:
+            calls.append(["shuffle", list(range(PRNG_SHUFFLE_LEN)), a["start"], a["end"]])
+    return calls
+
+
+@jax.jit
+@jax.vmap
+def _jax_prng(state: Array, args: list[dict]) -> tuple[Array, list]:
+    out = []
+    for api, a in zip(PRNG_PATTERN, args, strict=True):
+        raw = prng.next_u32(state)[1]
+        if api == "float":
+            state, v = prng.random(state)
+        elif api == "int":
+            state, v = prng.random(state, a["n"])
+        elif api == "range":
+            state, v = prng.random(state, a["m"], a["n"])
+        elif api == "chance":
+            state, v = prng.random_chance(state, a["k"], a["d"])
+        elif api == "sample":
+            state, v = prng.sample(state, a["items"], a["length"])
+        else:
+            state, v = prng.shuffle(state, jnp.arange(PRNG_SHUFFLE_LEN), a["start"], a["end"])
+        out.append((raw, v))
+    return state, out
+
+
+def check_prng(n: int, seed: int = 0) -> int:
+    """``prng.py`` against Showdown's own ``PRNG`` class (the worker's ``prng`` op): ``n // 2``
+    Gen 5 seeds (four words; all zeros, all ones and 1,2,3,4 first) and ``n - n // 2`` ChaCha20
+    ``sodium`` seeds (1-64 hex digits, padded as Showdown pads; all zeros and all ones first),
+    each through the 16 calls of every API with random arguments (ranges up to 2**21): every
+    raw output, value and final seed equal."""
+    rng = random.Random(f"prng-{seed}")
+    gen5: list = [[rng.randint(0, 65535) for _ in range(4)] for _ in range(n // 2)]
+    gen5[:3] = [[0, 0, 0, 0], [65535] * 4, [1, 2, 3, 4]][:len(gen5)]
+    sodium: list = ["sodium," + "".join(rng.choice("0123456789abcdef")
+                                        for _ in range(rng.choice([1, 16, 32, 63, 64])))
+                    for _ in range(n - n // 2)]
+    sodium[:2] = ["sodium,0", "sodium," + "f" * 64][:len(sodium)]
+    index = 0
+    for seeds in (gen5, sodium):  # each generator one request and one batch
+        args = [_prng_arguments(rng) for _ in seeds]
+        replies = worker().request([{"op": "prng", "seed": s, "calls": _prng_calls(a)}
+                                    for s, a in zip(seeds, args, strict=True)])
+        cols = jax.tree.map(lambda *xs: jnp.asarray(np.stack(xs)), *args)
+        end_state, out = _jax_prng(jnp.asarray(np.stack([prng.state_of_seed(s) for s in seeds])),
+                                   cols)
+        for i, reply in enumerate(replies):
+            case = {"seed": seeds[i], "calls": _prng_calls(args[i])}
+            if not reply["ok"]:
+                raise RuntimeError(f"Showdown raised on prng case {json.dumps(case)}:\n"
+                                   f"{reply['error']}")
+            result = reply["result"]
+            pairs: list[tuple[str, Any, Any]] = []
+            for j, (api, (raw, value)) in enumerate(zip(PRNG_PATTERN, out, strict=True)):
+                theirs = result["results"][j]
+                if theirs["raw"]:
+                    pairs.append((f"call {j} ({api}) raw output", int(raw[i]), theirs["raw"][0]))
+                if api == "float":
+                    mine: Any = float(value[i])
+                    expected: Any = float(np.float32(theirs["value"]))
+                elif api == "shuffle":
+                    mine, expected = [int(x) for x in value[i]], theirs["value"]
+                elif api == "chance":
+                    mine, expected = bool(value[i]), theirs["value"]
+                else:
+                    mine, expected = int(value[i]), theirs["value"]
+                pairs.append((f"call {j} ({api}) value", mine, expected))
+            pairs.append(("final seed", prng.seed_of_state(end_state[i]), result["state"]))
+            _expect("prng", index, case, None, pairs)
+            index += 1
+    return index
+
+
 # ---- registry ------------------------------------------------------------------------------------
 
 CHECKS: dict[str, Callable[[int, int], int]] = {
@@ -1005,6 +1132,7 @@ CHECKS: dict[str, Callable[[int, int], int]] = {
     "move_hit": check_move_hit,
     "worked_examples": check_worked_examples,
     "move_effects": check_move_effects,
+    "prng": check_prng,
 }
 
 

@@ -1,13 +1,13 @@
-"""envport's JAX copy of Showdown's Gen 5 PRNG: the spec's vectors, then Showdown itself.
+"""envport's JAX copies of Showdown's PRNGs: the Gen 5 LCG on the spec's vectors, ChaCha20 on RFC
+7539's; both against Showdown's own ``PRNG`` class are the L1 ``prng`` component
+(``components.check_prng``: random seeds and arguments, every result compared), which
+``test_pokemon_mechanics.py`` runs with the other components.
 
 The vectors (../shared/specs/pokemon-gen1.md section 3) were computed by running Showdown's PRNG
-and an independent Python implementation; the second half of this file runs Showdown's own
-``PRNG`` class in the worker on many random seeds and arguments and compares every result.
+and an independent Python implementation.
 """
 
 from __future__ import annotations
-
-import random
 
 import jax
 import jax.numpy as jnp
@@ -86,119 +86,6 @@ def test_state_seed_round_trip():
     assert np.array_equal(prng.state_seed(prng.seed_state(words)), words)
 
 
-# ---- against Showdown's own PRNG -----------------------------------------------------------
-
-# One fixed sequence of API calls; every seed gets its own random arguments.
-PATTERN = ["float", "int", "range", "chance", "sample", "shuffle", "int", "chance", "range",
-           "float", "sample", "int", "shuffle", "chance", "int", "range"]
-N_SEEDS = 400
-SAMPLE_LEN = 8
-SHUFFLE_LEN = 7
-
-
-def _arguments(rng: random.Random) -> list[dict]:
-    def span():  # Showdown's double arithmetic is exact up to 2**21 (see prng.py)
-        return rng.choice([1, 2, 3, 6, 8, 39, 217, 255, 256, 65535, 65536, 2**21,
-                           rng.randint(1, 2**21)])
-
-    args = []
-    for api in PATTERN:
-        if api == "int":
-            args.append({"n": span()})
-        elif api == "range":
-            m = rng.randint(0, 70000)
-            args.append({"m": m, "n": m + span()})
-        elif api == "chance":
-            d = rng.choice([1, 2, 16, 256, 1000, rng.randint(1, 65536)])
-            args.append({"k": rng.randint(0, d), "d": d})
-        elif api == "sample":
-            args.append({"items": [rng.randint(-1000, 1000) for _ in range(SAMPLE_LEN)],
-                         "length": rng.randint(1, SAMPLE_LEN)})
-        elif api == "shuffle":
-            end = rng.randint(0, SHUFFLE_LEN)
-            args.append({"start": rng.randint(0, max(end, 1)), "end": end})
-        else:
-            args.append({})
-    return args
-
-
-def _showdown_calls(args: list[dict]) -> list[list]:
-    calls = []
-    for api, a in zip(PATTERN, args, strict=True):
-        if api == "float":
-            calls.append(["random"])
-        elif api == "int":
-            calls.append(["random", a["n"]])
-        elif api == "range":
-            calls.append(["random", a["m"], a["n"]])
-        elif api == "chance":
-            calls.append(["randomChance", a["k"], a["d"]])
-        elif api == "sample":
-            calls.append(["sample", a["items"][:a["length"]]])
-        else:
-            calls.append(["shuffle", list(range(SHUFFLE_LEN)), a["start"], a["end"]])
-    return calls
-
-
-def _jax_program(state, args):
-    out = []
-    for api, a in zip(PATTERN, args, strict=True):
-        raw = prng.next_u32(state)[1]
-        if api == "float":
-            state, v = prng.random(state)
-        elif api == "int":
-            state, v = prng.random(state, a["n"])
-        elif api == "range":
-            state, v = prng.random(state, a["m"], a["n"])
-        elif api == "chance":
-            state, v = prng.random_chance(state, a["k"], a["d"])
-        elif api == "sample":
-            state, v = prng.sample(state, a["items"], a["length"])
-        else:
-            state, v = prng.shuffle(state, jnp.arange(SHUFFLE_LEN), a["start"], a["end"])
-        out.append((raw, v))
-    return state, out
-
-
-def _check_against_showdown(worker, seeds, start, end_seed, rng):
-    """Showdown's own ``PRNG`` on each seed and the JAX program from ``start`` (the seeds'
-    states): every raw output, value and final state equal."""
-    args = [_arguments(rng) for _ in seeds]
-    replies = worker.request([{"op": "prng", "seed": s, "calls": _showdown_calls(a)}
-                              for s, a in zip(seeds, args, strict=True)])
-    assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:1]
-
-    stacked = jax.tree.map(lambda *xs: jnp.asarray(np.stack(xs)), *args)
-    end, out = jax.jit(jax.vmap(_jax_program))(start, stacked)
-    draws = 0
-    for i, reply in enumerate(replies):
-        result = reply["result"]
-        assert end_seed(end[i]) == result["state"], f"seed {seeds[i]}: final state"
-        for j, (api, (raw, value)) in enumerate(zip(PATTERN, out, strict=True)):
-            showdown = result["results"][j]
-            where = f"seed {seeds[i]}, call {j} {_showdown_calls(args[i])[j]}"
-            draws += len(showdown["raw"])
-            if showdown["raw"]:
-                assert int(raw[i]) == showdown["raw"][0], where
-            if api == "float":
-                assert float(value[i]) == np.float32(showdown["value"]), where
-            elif api == "shuffle":
-                assert [int(x) for x in value[i]] == showdown["value"], where
-            elif api == "chance":
-                assert bool(value[i]) is showdown["value"], where
-            else:
-                assert int(value[i]) == showdown["value"], where
-    assert draws > len(seeds) * (len(PATTERN) - 2)  # shuffles of 0 or 1 items make no draw
-
-
-def test_matches_showdowns_prng_on_random_seeds_and_arguments(worker):
-    rng = random.Random(2024)
-    seeds = [[rng.randint(0, 65535) for _ in range(4)] for _ in range(N_SEEDS)]
-    seeds[:3] = [[0, 0, 0, 0], [65535] * 4, [1, 2, 3, 4]]
-    _check_against_showdown(worker, seeds, prng.seed_state(jnp.asarray(seeds)),
-                            lambda s: [int(w) for w in prng.state_seed(s)], rng)
-
-
 # ---- SodiumRNG: ChaCha20 ---------------------------------------------------------------------
 
 def test_chacha20_block_is_rfc_7539s():
@@ -223,16 +110,16 @@ def test_sodium_seed_round_trip_and_refusals():
             prng.sodium_seed_state(bad)
 
 
-N_SODIUM_SEEDS = 100
+def test_a_wrong_chacha_output_is_caught_by_the_component_check(monkeypatch):
+    """The L1 ``prng`` component (``components.check_prng``, run against Showdown in
+    ``test_pokemon_mechanics.py`` for both generators) can fail: ChaCha20's output word read
+    little-endian instead of big-endian is reported with the case and the field."""
+    from envport.envs.pokemon_gen1 import components as C
 
-
-def test_sodium_matches_showdowns_prng_on_random_seeds_and_arguments(worker):
-    """The same program as for the Gen 5 seeds on ``"sodium,HEX"`` seeds: every API runs on a
-    ``[8]`` state through :func:`prng.next_u32`."""
-    rng = random.Random(2026)
-    seeds = ["sodium," + "".join(rng.choice("0123456789abcdef")
-                                  for _ in range(rng.choice([1, 16, 32, 63, 64])))
-             for _ in range(N_SODIUM_SEEDS)]
-    seeds[:2] = ["sodium,0", "sodium," + "f" * 64]
-    start = jnp.asarray(np.stack([prng.sodium_seed_state(s) for s in seeds]))
-    _check_against_showdown(worker, seeds, start, prng.sodium_state_seed, rng)
+    monkeypatch.setattr(prng, "_byteswap", lambda x: x)
+    C._jax_prng.clear_cache()
+    try:
+        with pytest.raises(AssertionError, match=r"component 'prng': case 2 differs in call 0"):
+            C.check_prng(4, 0)  # cases 0-1 are Gen 5 seeds, 2-3 sodium ones
+    finally:
+        C._jax_prng.clear_cache()
