@@ -56,6 +56,7 @@ def test_scripted_cartpole_is_repaired_and_reaches_l3(tmp_path):
     assert "verified" in (run_dir / "report.md").read_text().lower()
 
 
+@pytest.mark.slow  # 97 s; the manual agent's stop and resume stay in test_agent_manual.py
 def test_manual_agent_cartpole_through_resume(tmp_path, capsys):
     """The same demo with ``--agent manual``: each prompt stops the run (exit 3); the edits of
     the demo script are then made "by hand" (applied between the calls) and ``--resume``

@@ -856,16 +856,37 @@ def check_worked_examples(n: int = 1, seed: int = 0) -> int:
 
 # ---- move effects: one turn of the engine's step ---------------------------------------------
 
+class Setup(NamedTuple):
+    """A state random players seldom make, for a ``move_effects`` case of one move (where the
+    other side has PP)."""
+
+    disabled: bool = False  # the user without a status, disabled on another move for the case
+    replies: tuple[str, ...] = ()  # the other side's moves, turn by turn
+    hp: int = 0  # the user's HP (0: as it is)
+    confused: bool = False  # the user confused, for this turn at least
+    foe_evasion: int = 0  # the other active's evasion stage (0: as it is)
+
+
+# Bide stored by a disabled user then put to sleep: endTurn's DisableMove handlers hold a status
+# before two tied volatiles (Disable, Bide); Growl first: it neither knocks the user out nor
+# binds the foe. A confused Jump Kick / High Jump Kick user at 1 HP, the foe at +6 evasion and
+# answering Growl (a hit would knock the user out first): it hurts itself or crashes on most
+# cases (both ``directDamage``), which must knock it out.
+NO_SETUP = Setup()
+_ONE_HP_CONFUSED = Setup(replies=("growl",), hp=1, confused=True, foe_evasion=6)
+SETUPS: dict[str, Setup] = {"bide": Setup(disabled=True, replies=("growl", "spore")),
+                            "jumpkick": _ONE_HP_CONFUSED, "highjumpkick": _ONE_HP_CONFUSED}
+
+
 def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int, user: int,
-                       foe_out_of_pp: bool, setup: tuple[bool, tuple[str, ...]] = (False, ())
+                       foe_out_of_pp: bool, setup: Setup = NO_SETUP
                        ) -> tuple[dict, int, list[int]] | None:
     """A random-battle state at a move request (0-3 random turns in) written over so that
-    ``user``'s active knows ``move`` (``spec_support.teach``, in place of a random slot) and,
-    with a :data:`SETUPS` entry, has no status and is disabled on another move while the other
-    active knows the replies; both actives hold random plain volatiles and stages
-    (``spec_support``'s perturbations), the other active with no PP left when ``foe_out_of_pp``
-    (it struggles). As Showdown takes it back: ``(state, slot, the replies' slots)``, or None
-    where that cannot be done."""
+    ``user``'s active knows ``move`` (``spec_support.teach``, in place of a random slot), the
+    other active knows the replies of a :data:`SETUPS` entry, and the entry's state is set;
+    both actives hold random plain volatiles and stages (``spec_support``'s perturbations), the
+    other active with no PP left when ``foe_out_of_pp`` (it struggles). As Showdown takes it
+    back: ``(state, slot, the replies' slots)``, or None where that cannot be done."""
     from envport.envs.pokemon_gen1 import env as V
     from envport.envs.pokemon_gen1 import spec_support as SS
 
@@ -879,9 +900,8 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
             ref.step(V.legal_action(state, rng))
     b = SS.jax_free_copy(SS.battle_of(state))
     a = b.active
-    disabled_user, replies = setup
     slots = []
-    for s, m in [(user, move), *((1 - user, S.MOVE_ID[r]) for r in replies)]:
+    for s, m in [(user, move), *((1 - user, S.MOVE_ID[r]) for r in setup.replies)]:
         k = int(a.slot[s])
         known = np.flatnonzero(b.team.moves[s, k] == m)
         if known.size:
@@ -892,7 +912,7 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
             return None
         slots.append(free[rng.integers(len(free))])
         SS.teach(b, s, k, slots[-1], m, rng)
-    if disabled_user and (b.team.status[user, a.slot[user]] != T.STATUS_NONE or not SS.disable(
+    if setup.disabled and (b.team.status[user, a.slot[user]] != T.STATUS_NONE or not SS.disable(
             b, user, rng, spare=slots[0], turns=FOLLOW_TURNS - 1)):
         return None
     for s in (0, 1):
@@ -901,6 +921,13 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
                 a.volatiles[s] |= S.VOLATILE_BIT[name]
     for _ in range(int(rng.integers(0, 3))):
         SS.perturb_once(b, "stages", rng)
+    if setup.hp:
+        b.team.hp[user, a.slot[user]] = setup.hp
+    if setup.confused:  # 2-5 turns left: still confused when it moves this turn
+        a.volatiles[user] |= S.VOLATILE_BIT["confusion"]
+        a.confusion_time[user] = rng.integers(2, 6)
+    if setup.foe_evasion:
+        a.boosts[1 - user, T.BOOST_INDEX["evasion"]] = setup.foe_evasion
     if foe_out_of_pp and not SS.empty_pp(b, 1 - user):
         return None
     template = V.stored_json(state)
@@ -914,12 +941,6 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
 # Turns a case follows its move for while the user stays bound to it (Bide's release, the
 # second turn of a charging move, a Thrash or Wrap lock, Rage).
 FOLLOW_TURNS = 4
-# States random players seldom make, for the moves named (where the other side has PP): whether
-# the user starts disabled on another move (for the turns a case follows) and without a status,
-# and the other side's moves, turn by turn. Bide stored by a disabled user then put to sleep:
-# endTurn's DisableMove handlers hold a status before two tied volatiles (Disable, Bide). Growl
-# first: it neither knocks the user out nor binds the foe.
-SETUPS: dict[str, tuple[bool, tuple[str, ...]]] = {"bide": (True, ("growl", "spore"))}
 
 
 def check_move_effects(n: int, seed: int = 0) -> int:
@@ -954,14 +975,15 @@ def check_move_effects(n: int, seed: int = 0) -> int:
                 raise RuntimeError(f"move_effects: {done} of {n} cases after {tries} tries")
             i, rnd = done % len(moves), done // len(moves)
             move, user, foe_out_of_pp = int(moves[i]), rnd % 2, (i + rnd) % 2 == 1
-            setup = (False, ()) if foe_out_of_pp else SETUPS.get(S.MOVE_NAME[move], (False, ()))
+            setup = NO_SETUP if foe_out_of_pp else SETUPS.get(S.MOVE_NAME[move], NO_SETUP)
             made = _move_effect_state(ref, rng, derive_seed(seed, tries), move, user,
                                       foe_out_of_pp, setup)
             if made is None:
                 continue
             state, slot, reply_slots = made
             actions: list[list[int]] = []
-            case = {"move": S.MOVE_NAME[move], "user": user, "slot": slot, "setup": setup,
+            case = {"move": S.MOVE_NAME[move], "user": user, "slot": slot,
+                    "setup": setup._asdict(),
                     "foe_out_of_pp": foe_out_of_pp, "battle_seed": derive_seed(seed, tries),
                     "actions": actions}
             for turn in range(FOLLOW_TURNS):

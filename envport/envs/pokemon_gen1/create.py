@@ -299,7 +299,7 @@ def check_creation(count: int = 40, seed: int = 0, worker: Any = None,
             words = [[rng.randrange(65536) for _ in range(4)] for _ in range(3)]
             battle_seed: list[int] | str = words[2]
             if prng_kind == "sodium":
-                battle_seed = f"sodium,{rng.getrandbits(256):064x}"
+                battle_seed = prng.random_sodium_seed(rng)
             gen = [w.call("generate_team", seed=s) for s in words[:2]]
             sets = [g["team"] for g in gen]
             if i % 5 == 4:  # the mirror: both leads alike

@@ -378,7 +378,7 @@ def run(battles: int, seed: int = 0, teams: str = "pool", worker: ShowdownWorker
                 pair = showdown_teams(rng, w)
             battle_seed: list[int] | str = [rng.randrange(65536) for _ in range(4)]
             if prng_kind == "sodium":
-                battle_seed = f"sodium,{rng.getrandbits(256):064x}"
+                battle_seed = prng.random_sodium_seed(rng)
             div, steps, turns, ended = run_battle(w, i, battle_seed, pair, rng,
                                                   max_steps=max_steps,
                                                   moves_used=summary.moves_used,

@@ -73,19 +73,19 @@ def mul_hi(a: Any, b: Any) -> Array:
     return mul_full(a, b)[0]
 
 
-def seed_state(seed: Sequence[int] | Any) -> Array:
+def seed_state(seed: Sequence[int] | Any, xp: Any = jnp) -> Array:
     """Showdown's seed words ``[s0, s1, s2, s3]`` (16 bits each, most significant first) ->
-    the state ``(hi, lo)``; accepts an array ``[..., 4]``."""
-    words = _u32(seed)
-    return jnp.stack([(words[..., 0] << 16) | words[..., 1],
-                      (words[..., 2] << 16) | words[..., 3]], axis=-1)
+    the state ``(hi, lo)``; accepts an array ``[..., 4]``; ``xp``: jax.numpy or numpy."""
+    words = xp.asarray(seed).astype(xp.uint32)
+    return xp.stack([(words[..., 0] << 16) | words[..., 1],
+                     (words[..., 2] << 16) | words[..., 3]], axis=-1)
 
 
-def state_seed(state: Any) -> Array:
+def state_seed(state: Any, xp: Any = jnp) -> Array:
     """The inverse of :func:`seed_state`: ``(hi, lo)`` -> four 16-bit words (``battle.prng``)."""
-    state = _u32(state)
+    state = xp.asarray(state).astype(xp.uint32)
     hi, lo = state[..., 0], state[..., 1]
-    return jnp.stack([hi >> 16, hi & _MASK16, lo >> 16, lo & _MASK16], axis=-1)
+    return xp.stack([hi >> 16, hi & _MASK16, lo >> 16, lo & _MASK16], axis=-1)
 
 
 def next_u32(state: Any) -> tuple[Array, Array]:
@@ -162,10 +162,9 @@ def sodium_next_u32(state: Any) -> tuple[Array, Array]:
 def sodium_seed_state(seed: str) -> np.ndarray:
     """Showdown's ``"sodium,HEX"`` seed (1-64 hex digits, padded with zeros on the right as
     ``SodiumRNG.setSeed`` does) -> the ``[8]`` uint32 state."""
-    kind, _, digits = seed.partition(",")
-    if kind != "sodium" or not 1 <= len(digits) <= 64 or not all(
-            c in "0123456789abcdef" for c in digits):
-        raise ValueError(f"a sodium seed is 'sodium,' and 1-64 hex digits, got {seed!r}")
+    from envport.envs.pokemon_gen1.reference import check_sodium_seed
+
+    digits = check_sodium_seed(seed, "a sodium seed").partition(",")[2]
     return np.frombuffer(bytes.fromhex(digits.ljust(64, "0")), "<u4").astype(np.uint32)
 
 
@@ -174,12 +173,18 @@ def sodium_state_seed(state: Any) -> str:
     return "sodium," + np.asarray(state, np.uint32).astype("<u4").tobytes().hex()
 
 
+def random_sodium_seed(rng: Any) -> str:
+    """A random ``"sodium,HEX"`` seed of 64 digits (the 256-bit key) drawn from ``rng``, a
+    ``random.Random``."""
+    return f"sodium,{rng.getrandbits(256):064x}"
+
+
 def state_of_seed(seed: Any) -> np.ndarray:
     """A Showdown seed as envport passes it (four 16-bit words, or ``"sodium,HEX"``) -> the
     generator state: ``[2]`` (Gen 5 LCG) or ``[8]`` (SodiumRNG)."""
     if isinstance(seed, str) and seed.startswith("sodium"):
         return sodium_seed_state(seed)
-    return np.asarray(seed_state(np.asarray(seed, np.uint32)))
+    return np.asarray(seed_state(np.asarray(seed, np.uint32), np))
 
 
 def seed_of_state(state: Any) -> list[int] | str:
@@ -187,7 +192,7 @@ def seed_of_state(state: Any) -> list[int] | str:
     state = np.asarray(state, np.uint32)
     if state.shape[-1] == SODIUM_WORDS:
         return sodium_state_seed(state)
-    return [int(w) for w in state_seed(state)]
+    return [int(w) for w in state_seed(state, np)]
 
 
 def random_float(state: Any) -> tuple[Array, Array]:

@@ -120,14 +120,19 @@ def check_installed(reference_dir: Path = REFERENCE_DIR) -> None:
             f"{SHOWDOWN_VERSION}. Run `{INSTALL_COMMAND}`.")
 
 
+def check_sodium_seed(seed: Any, what: str = "seed") -> str:
+    """Showdown's ChaCha20 seed, ``"sodium,HEX"``: 1-64 lower-case hex digits."""
+    if not (isinstance(seed, str) and re.fullmatch(r"sodium,[0-9a-f]{1,64}", seed)):
+        raise ValueError(f"{what} must be 'sodium,' and 1-64 hex digits, got {seed!r}")
+    return seed
+
+
 def check_seed(seed: Any, what: str = "seed") -> list[int] | str:
     """A Showdown Gen 5 seed: four integers in 0..65535 (Showdown itself accepts any number).
     Also Showdown's default ChaCha20 seed, ``"sodium,HEX"`` (1-64 hex digits), returned as the
     string (``prng.sodium_seed_state`` reads it into the engine's 8-word state)."""
     if isinstance(seed, str) and seed.startswith("sodium,"):
-        if not re.fullmatch(r"sodium,[0-9a-f]{1,64}", seed):
-            raise ValueError(f"{what} must be 'sodium,' and 1-64 hex digits, got {seed!r}")
-        return seed
+        return check_sodium_seed(seed, what)
     if isinstance(seed, str):
         try:
             seed = [int(w) for w in seed.split(",")]

@@ -84,9 +84,19 @@ class _Site:
     description: str
 
 
-def _segment(source: str, node: ast.AST) -> str:
-    text = ast.get_source_segment(source, node) or ast.unparse(node)
-    return " ".join(text.split())
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """``ast.get_source_segment`` on the module's lines split once (it splits the whole source
+    on every call), whitespace runs made one space."""
+    first, last = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    start, end = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+    if first is None or last is None or start is None or end is None:
+        return " ".join(ast.unparse(node).split())
+    if first == last:  # offsets count UTF-8 bytes
+        text = lines[first - 1].encode()[start:end].decode()
+    else:
+        text = "\n".join([lines[first - 1].encode()[start:].decode(), *lines[first:last - 1],
+                          lines[last - 1].encode()[:end].decode()])
+    return " ".join((text or ast.unparse(node)).split())
 
 
 def _top_name(stmt: ast.stmt) -> str:
@@ -329,21 +339,18 @@ def _node_path(tree: ast.AST, target: ast.AST) -> list[tuple[str, int | None]]:
     return found
 
 
-def _replace_at(tree: ast.AST, path: list[tuple[str, int | None]],
-                make: Callable[[ast.AST], ast.AST]) -> ast.AST:
-    parent: Any = None
-    node: Any = tree
-    for name, index in path:
-        parent, node = node, getattr(node, name)
+def _put_at(tree: ast.AST, path: list[tuple[str, int | None]], new: ast.AST) -> None:
+    """Put ``new`` where ``path`` (:func:`_node_path`) leads in ``tree``."""
+    parent: Any = tree
+    for name, index in path[:-1]:
+        parent = getattr(parent, name)
         if index is not None:
-            node = node[index]
-    new = make(node)
+            parent = parent[index]
     name, index = path[-1]
     if index is None:
         setattr(parent, name, new)
     else:
         getattr(parent, name)[index] = new
-    return tree
 
 
 @dataclass
@@ -365,30 +372,35 @@ def generate(module: Any, operators: tuple[str, ...] = tuple(OPERATORS)
         finder.sites = []
         finder.visit(stmt)
         sites += [(index, s) for s in finder.sites if s.operator in operators]
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # as the parser counts
     out = []
     for n, (index, site) in enumerate(sites, 1):
         stmt = tree.body[index]
         path = _node_path(stmt, site.node)
-        stmt_copy = copy.deepcopy(stmt)
-        mutated_stmt = _replace_at(stmt_copy, path, site.make) if path else site.make(stmt_copy)
-        # the mutated node, found again in the copy to print it
-        mutated_node: Any = mutated_stmt
-        for name, i in path:
-            mutated_node = getattr(mutated_node, name)
-            if i is not None:
-                mutated_node = mutated_node[i]
-        ast.fix_missing_locations(mutated_stmt)
-        original = _segment(source, site.node)
+        # the mutated node is made from a copy of the site's node and put in the statement's
+        # place for it while the statement is printed, then the original put back (a copy of
+        # the whole statement per mutant took most of the time on large modules)
+        mutated_node = site.make(copy.deepcopy(site.node))
+        ast.fix_missing_locations(ast.copy_location(mutated_node, site.node))
+        if path:
+            _put_at(stmt, path, mutated_node)
+            try:
+                statement_code = ast.unparse(stmt)
+            finally:
+                _put_at(stmt, path, site.node)
+        else:
+            statement_code = ast.unparse(mutated_node)
+        original = _segment(lines, site.node)
         mutated = " ".join(ast.unparse(mutated_node).split())
         if original == mutated or ast.unparse(mutated_node) == ast.unparse(site.node):
             continue
-        line = source.splitlines()[getattr(site.node, "lineno", 1) - 1]
+        line = lines[getattr(site.node, "lineno", 1) - 1]
         out.append(MutantSource(
             Mutant(id=f"m{n:03d}", operator=site.operator, line=getattr(site.node, "lineno", 0),
                    original=original, mutated=mutated, top_level=_top_name(stmt),
                    statement=index, description=site.description, source_line=line.strip(),
                    column=getattr(site.node, "col_offset", -1) - (len(line) - len(line.lstrip()))),
-            ast.unparse(mutated_stmt)))
+            statement_code))
     return out
 
 

@@ -17,6 +17,7 @@ from envport.envs.pokemon_gen1 import components as C
 from envport.envs.pokemon_gen1 import lockstep as L
 from envport.envs.pokemon_gen1 import moves as MV
 from envport.envs.pokemon_gen1 import state as S
+from envport.envs.pokemon_gen1 import tables as T
 
 # (focus, battles, seed): small batches; a family's moves must each appear in Showdown's log
 FAMILY_RUNS = [
@@ -51,10 +52,9 @@ def test_each_moves_effect_on_one_turn_against_showdown():
     C.component_checks("default")["move_effects"]()
 
 
-def test_a_setup_case_starts_disabled_with_the_replies_known():
-    """``move_effects``' Bide setup: the user with no status, disabled for at least the turns a
-    case follows on another move than Bide, the other side knowing Growl and Spore in the
-    slots returned, as Showdown takes the state back."""
+def _setup_cases(move: str) -> list[tuple[int, dict, int, list[int]]]:
+    """``move_effects``' states for ``move`` with its :data:`SETUPS` entry, as Showdown takes
+    them back: ``(user, state, slot, the replies' slots)``, at least 5 of 20 tries."""
     from envport.envs.pokemon_gen1 import env as V
 
     ref = V.ShowdownReference()
@@ -62,14 +62,21 @@ def test_a_setup_case_starts_disabled_with_the_replies_known():
     made = []
     try:
         for seed in range(40, 60):
-            got = C._move_effect_state(ref, rng, seed, S.MOVE_ID["bide"], seed % 2, False,
-                                       C.SETUPS["bide"])
+            got = C._move_effect_state(ref, rng, seed, S.MOVE_ID[move], seed % 2, False,
+                                       C.SETUPS[move])
             if got is not None:
                 made.append((seed % 2, *got))
     finally:
         ref.close()
     assert len(made) >= 5
-    for user, state, slot, replies in made:
+    return made
+
+
+def test_a_setup_case_starts_disabled_with_the_replies_known():
+    """``move_effects``' Bide setup: the user with no status, disabled for at least the turns a
+    case follows on another move than Bide, the other side knowing Growl and Spore in the
+    slots returned, as Showdown takes the state back."""
+    for user, state, slot, replies in _setup_cases("bide"):
         k, j = int(state["active.slot"][user]), int(state["active.slot"][1 - user])
         assert state["team.moves"][user, k, slot] == S.MOVE_ID["bide"]
         assert state["team.status"][user, k] == 0
@@ -78,6 +85,23 @@ def test_a_setup_case_starts_disabled_with_the_replies_known():
         assert state["active.disable_time"][user] >= C.FOLLOW_TURNS - 1
         assert state["team.moves"][1 - user, j, replies].tolist() == [
             S.MOVE_ID["growl"], S.MOVE_ID["spore"]]
+
+
+@pytest.mark.parametrize("move", ["jumpkick", "highjumpkick"])
+def test_a_crash_setup_case_starts_confused_at_one_hp_against_plus_six_evasion(move):
+    """``move_effects``' setup where a confusion self-hit or a crash must knock the user out:
+    the user at 1 HP, confused for this turn at least, knowing the move; the foe at +6
+    evasion, knowing Growl (its reply, which cannot knock the user out first); as Showdown
+    takes the state back."""
+    evasion = T.BOOST_INDEX["evasion"]
+    for user, state, slot, replies in _setup_cases(move):
+        k, j = int(state["active.slot"][user]), int(state["active.slot"][1 - user])
+        assert state["team.moves"][user, k, slot] == S.MOVE_ID[move]
+        assert state["team.moves"][1 - user, j, replies].tolist() == [S.MOVE_ID["growl"]]
+        assert state["team.hp"][user, k] == 1
+        assert int(state["active.volatiles"][user]) & S.VOLATILE_BIT["confusion"]
+        assert 2 <= state["active.confusion_time"][user] <= 5
+        assert state["active.boosts"][1 - user, evasion] == 6
 
 
 def test_focus_moves_reads_ids_and_families():
