@@ -420,9 +420,12 @@ _SPECIAL_DAMAGE = ["superfang", "psywave", "counter", "counter", "seismictoss", 
                    "horndrill", "guillotine"]
 
 
-def _damage_case(rng: random.Random, crit_focus: bool = False) -> dict[str, Any]:
+def _damage_case(rng: random.Random, crit_focus: bool = False,
+                 attacker_species: str | None = None) -> dict[str, Any]:
     attacker = random_set(rng)
     defender = random_set(rng)
+    if attacker_species is not None:
+        attacker["species"] = SPECIES_NAME[attacker_species]
     if crit_focus:
         # crit-relevant moves: damaging formula moves of both crit ratios
         move = rng.choice([m for m in T.POOL_MOVES if T.MOVES[m]["basePower"] > 1]
@@ -555,13 +558,22 @@ def check_damage(n: int, seed: int = 0) -> int:
     return _check_damage_cases("damage", [_damage_case(rng) for _ in range(n)])
 
 
+# One species of each base Speed, slowest first: the crit numerator is floor(baseSpe / 2) scaled
+# by Focus Energy and the crit ratio, and only Slowpoke's 15 with Focus Energy gives 1.
+# (base Speed, species id), the first species by id of each.
+CRIT_SPECIES = sorted({s["base_stats"]["spe"]: s["id"]
+                       for s in sorted(T._SPECIES, key=lambda s: s["id"], reverse=True)}.items())
+
+
 def check_crit(n: int, seed: int = 0) -> int:
     """Critical hits: ``crit_chance``/``crit_check`` through ``get_damage`` against getDamage on
-    formula moves of both crit ratios, half the attackers with Focus Energy, every pool species'
-    base Speed: the numerator of ``randomChance(c, 256)``, the crit and its effect (doubled
-    level, unmodified stats, no screens) on the damage."""
+    formula moves of both crit ratios, half the attackers with Focus Energy, the attackers of
+    every base Speed in turn (:data:`CRIT_SPECIES`): the numerator of ``randomChance(c, 256)``,
+    the crit and its effect (doubled level, unmodified stats, no screens) on the damage."""
     rng = random.Random(f"crit-{seed}")
-    return _check_damage_cases("crit", [_damage_case(rng, crit_focus=True) for _ in range(n)])
+    return _check_damage_cases("crit", [
+        _damage_case(rng, crit_focus=True, attacker_species=CRIT_SPECIES[i % len(CRIT_SPECIES)][1])
+        for i in range(n)])
 
 
 # ---- a whole hit (useMoveInner): accuracy, hits, damage, secondary -------------------------
@@ -863,6 +875,7 @@ class Setup(NamedTuple):
     disabled: bool = False  # the user without a status, disabled on another move for the case
     replies: tuple[str, ...] = ()  # the other side's moves, turn by turn
     hp: int = 0  # the user's HP (0: as it is)
+    hp_gap: int = 0  # the user's HP this far below its max (0: as it is; no case if it cannot)
     confused: bool = False  # the user confused, for this turn at least
     foe_evasion: int = 0  # the other active's evasion stage (0: as it is)
 
@@ -871,11 +884,14 @@ class Setup(NamedTuple):
 # before two tied volatiles (Disable, Bide); Growl first: it neither knocks the user out nor
 # binds the foe. A confused Jump Kick / High Jump Kick user at 1 HP, the foe at +6 evasion and
 # answering Growl (a hit would knock the user out first): it hurts itself or crashes on most
-# cases (both ``directDamage``), which must knock it out.
+# cases (both ``directDamage``), which must knock it out. Recover, Soft-Boiled and Rest 255 HP
+# below the user's max: the Gen 1 glitch where they fail (unless the HP is a multiple of 256).
 NO_SETUP = Setup()
 _ONE_HP_CONFUSED = Setup(replies=("growl",), hp=1, confused=True, foe_evasion=6)
+_GAP_255 = Setup(hp_gap=255)
 SETUPS: dict[str, Setup] = {"bide": Setup(disabled=True, replies=("growl", "spore")),
-                            "jumpkick": _ONE_HP_CONFUSED, "highjumpkick": _ONE_HP_CONFUSED}
+                            "jumpkick": _ONE_HP_CONFUSED, "highjumpkick": _ONE_HP_CONFUSED,
+                            "recover": _GAP_255, "softboiled": _GAP_255, "rest": _GAP_255}
 
 
 def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int, user: int,
@@ -923,6 +939,10 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
         SS.perturb_once(b, "stages", rng)
     if setup.hp:
         b.team.hp[user, a.slot[user]] = setup.hp
+    if setup.hp_gap:
+        if b.team.maxhp[user, a.slot[user]] <= setup.hp_gap:
+            return None
+        b.team.hp[user, a.slot[user]] = b.team.maxhp[user, a.slot[user]] - setup.hp_gap
     if setup.confused:  # 2-5 turns left: still confused when it moves this turn
         a.volatiles[user] |= S.VOLATILE_BIT["confusion"]
         a.confusion_time[user] = rng.integers(2, 6)

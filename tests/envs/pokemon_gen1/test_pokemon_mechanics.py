@@ -130,3 +130,21 @@ def test_a_wrong_mechanic_is_caught(reference, monkeypatch):
 def test_component_checks_reject_an_unknown_scale():
     with pytest.raises(ValueError, match="scale"):
         C.component_checks("huge")
+
+
+def test_a_crit_draw_missing_from_the_tape_at_numerator_1_is_caught(monkeypatch):
+    """The ``crit`` component's attackers of every base Speed reach the one numerator of 1
+    (Slowpoke with Focus Energy): mutant ``mechanics:m440`` of run F (``drew_crit = formula &
+    (chance > 1)``: the draw still made, but left off the tape) fails it, naming the draws."""
+    import inspect
+
+    line = "    drew_crit = formula & (chance > 0)\n"
+    source = inspect.getsource(M)
+    assert source.count(line) == 1
+    mutant = dict(vars(M))  # the mutant's own globals: the module itself stays as it is
+    exec(compile(source.replace(line, line.replace("> 0", "> 1")), M.__file__, "exec"), mutant)
+    monkeypatch.setattr(C, "_jax_damage", jax.jit(
+        lambda state, cols: mutant["get_damage"](state, mutant["DamageInputs"](**cols))))
+    with pytest.raises(AssertionError, match=r"component 'crit': case \d+ differs in draws"
+                                             r"(.|\n)*Slowpoke"):
+        C.check_crit(300, 0)

@@ -123,3 +123,14 @@ def test_default_focus_is_supported_and_the_state_fits_one_kib():
     assert S.nbytes(S.empty()) <= 1024
     # the pool of gen1randombattle is fully played now
     assert MV.unsupported(MV.T.POOL_MOVES) == []
+
+
+@pytest.mark.parametrize("move", ["recover", "softboiled", "rest"])
+def test_a_recovery_setup_case_starts_255_hp_below_the_max(move):
+    """``move_effects``' setup for the Gen 1 recovery glitch (the move fails 255 or 511 HP below
+    the max unless the HP is a multiple of 256): the user knows the move, 255 HP below its
+    max, as Showdown takes the state back."""
+    for user, state, slot, replies in _setup_cases(move):
+        k = int(state["active.slot"][user])
+        assert state["team.moves"][user, k, slot] == S.MOVE_ID[move] and replies == []
+        assert state["team.maxhp"][user, k] - state["team.hp"][user, k] == 255
