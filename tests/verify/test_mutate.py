@@ -106,3 +106,18 @@ def test_a_mutant_of_a_non_default_mode_is_killed_in_that_mode():
                                                                 "rollout")
     assert "frameskip=" in result["mode"]
     assert "pong[frameskip=4]" in report.settings["modes"]
+
+
+def test_the_report_title_names_every_mutated_file():
+    """A run over several modules (the Pokemon engine's four) names each in its title, not
+    only the last path's file name."""
+    from rich.console import Console
+
+    from envport.verify.mutation.report import MutationReport, render
+
+    report = MutationReport("pokemon-gen1", "/a/pkg/engine.py, /a/pkg/mechanics.py, /a/pkg/prng.py",
+                            generated=7)
+    console = Console(record=True, width=200)
+    render(report, console)
+    text = " ".join(console.export_text().split())  # the title wraps to the table's width
+    assert "0 mutants of engine.py, mechanics.py, prng.py (7 generated)" in text

@@ -89,10 +89,12 @@ def _probe(op: str, cases: Sequence[dict], w: ShowdownWorker | None = None) -> l
 # ---- case generation ---------------------------------------------------------------------------
 
 def random_set(rng: random.Random, moves: Sequence[str] | None = None, pool: bool = True,
-               level: int | None = None) -> dict[str, Any]:
+               level: int | None = None, species: str | None = None) -> dict[str, Any]:
     """A set: a gen1randombattle species at its level with its moves, or (pool=False, or by
-    chance) any species, any level 1..100, random DVs/stat experience."""
-    species = rng.choice(POOL_SPECIES if pool and rng.random() < 0.85 else SPECIES)
+    chance) any species, any level 1..100, random DVs/stat experience. ``species`` (an id):
+    this one instead of a drawn one, its level and moves drawn as for a drawn one."""
+    if species is None:
+        species = rng.choice(POOL_SPECIES if pool and rng.random() < 0.85 else SPECIES)
     entry = T.RANDOM_SETS.get(species)
     if level is None:
         level = (entry.get("level", 80) if entry and rng.random() < 0.6
@@ -422,10 +424,8 @@ _SPECIAL_DAMAGE = ["superfang", "psywave", "counter", "counter", "seismictoss", 
 
 def _damage_case(rng: random.Random, crit_focus: bool = False,
                  attacker_species: str | None = None) -> dict[str, Any]:
-    attacker = random_set(rng)
+    attacker = random_set(rng, species=attacker_species)
     defender = random_set(rng)
-    if attacker_species is not None:
-        attacker["species"] = SPECIES_NAME[attacker_species]
     if crit_focus:
         # crit-relevant moves: damaging formula moves of both crit ratios
         move = rng.choice([m for m in T.POOL_MOVES if T.MOVES[m]["basePower"] > 1]
@@ -558,9 +558,9 @@ def check_damage(n: int, seed: int = 0) -> int:
     return _check_damage_cases("damage", [_damage_case(rng) for _ in range(n)])
 
 
-# One species of each base Speed, slowest first: the crit numerator is floor(baseSpe / 2) scaled
-# by Focus Energy and the crit ratio, and only Slowpoke's 15 with Focus Energy gives 1.
-# (base Speed, species id), the first species by id of each.
+# (base Speed, species id) of the first species by id of each base Speed, slowest first: the crit
+# numerator is floor(baseSpe / 2) scaled by Focus Energy and the crit ratio, and only Slowpoke's
+# 15 with Focus Energy gives 1.
 CRIT_SPECIES = sorted({s["base_stats"]["spe"]: s["id"]
                        for s in sorted(T._SPECIES, key=lambda s: s["id"], reverse=True)}.items())
 
@@ -874,10 +874,11 @@ class Setup(NamedTuple):
 
     disabled: bool = False  # the user without a status, disabled on another move for the case
     replies: tuple[str, ...] = ()  # the other side's moves, turn by turn
-    hp: int = 0  # the user's HP (0: as it is)
-    hp_gap: int = 0  # the user's HP this far below its max (0: as it is; no case if it cannot)
+    # the user's HP (0: as it is; negative: that far below its max, no case if it cannot be)
+    hp: int = 0
     confused: bool = False  # the user confused, for this turn at least
     foe_evasion: int = 0  # the other active's evasion stage (0: as it is)
+    foe_frozen: bool = False  # the other active frozen, its Speed at -6 (no case if it cannot)
 
 
 # Bide stored by a disabled user then put to sleep: endTurn's DisableMove handlers hold a status
@@ -886,12 +887,15 @@ class Setup(NamedTuple):
 # answering Growl (a hit would knock the user out first): it hurts itself or crashes on most
 # cases (both ``directDamage``), which must knock it out. Recover, Soft-Boiled and Rest 255 HP
 # below the user's max: the Gen 1 glitch where they fail (unless the HP is a multiple of 256).
+# Haze against a frozen foe at -6 Speed (so Haze mostly comes first): the thawed foe's queued
+# move becomes 'cannotmove' because it has yet to act.
 NO_SETUP = Setup()
 _ONE_HP_CONFUSED = Setup(replies=("growl",), hp=1, confused=True, foe_evasion=6)
-_GAP_255 = Setup(hp_gap=255)
+_GAP_255 = Setup(hp=-255)
 SETUPS: dict[str, Setup] = {"bide": Setup(disabled=True, replies=("growl", "spore")),
                             "jumpkick": _ONE_HP_CONFUSED, "highjumpkick": _ONE_HP_CONFUSED,
-                            "recover": _GAP_255, "softboiled": _GAP_255, "rest": _GAP_255}
+                            "recover": _GAP_255, "softboiled": _GAP_255, "rest": _GAP_255,
+                            "haze": Setup(foe_frozen=True)}
 
 
 def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int, user: int,
@@ -938,16 +942,25 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
     for _ in range(int(rng.integers(0, 3))):
         SS.perturb_once(b, "stages", rng)
     if setup.hp:
-        b.team.hp[user, a.slot[user]] = setup.hp
-    if setup.hp_gap:
-        if b.team.maxhp[user, a.slot[user]] <= setup.hp_gap:
+        hp = setup.hp if setup.hp > 0 else int(b.team.maxhp[user, a.slot[user]]) + setup.hp
+        if hp < 1:
             return None
-        b.team.hp[user, a.slot[user]] = b.team.maxhp[user, a.slot[user]] - setup.hp_gap
+        b.team.hp[user, a.slot[user]] = hp
     if setup.confused:  # 2-5 turns left: still confused when it moves this turn
         a.volatiles[user] |= S.VOLATILE_BIT["confusion"]
         a.confusion_time[user] = rng.integers(2, 6)
     if setup.foe_evasion:
         a.boosts[1 - user, T.BOOST_INDEX["evasion"]] = setup.foe_evasion
+    if setup.foe_frozen:
+        foe, j = 1 - user, int(a.slot[1 - user])
+        if (b.team.status[foe, j] != T.STATUS_NONE or a.transformed[foe]
+                or (b.team.status[foe] == T.STATUS_FRZ).any()):  # Freeze Clause Mod
+            return None
+        b.team.status[foe, j] = T.STATUS_FRZ
+        b.team.status_by_ally[foe, j] = False
+        spe = T.BOOST_INDEX["spe"]
+        a.boosts[foe, spe] = -6
+        b.team.modified[foe, j, spe] = SS.stage_stat(a.stored[foe, spe], -6)
     if foe_out_of_pp and not SS.empty_pp(b, 1 - user):
         return None
     template = V.stored_json(state)

@@ -51,6 +51,21 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "`damage = jnp.where(early, value, d)`, and the Damage it returns holds "
             "`jnp.where(kind == KIND_NUMBER, damage, 0)`, 0 for that kind either way; where "
             "Counter works, or another case fires, the line's 0 is not selected"),
+        ("engine.py", "ctx = aset(ctx, leaf, s, 0, en)", "0 -> 1"): (
+            "proof", "drop_vol leaves the counters of a volatile it removes (partiallytrapped, "
+            "partialtrappinglock, fakepartiallytrapped, flinch) at 1 instead of 0, always "
+            "together with clearing its bit (the same en): only counters of an absent volatile "
+            "change. No reader sees them: the engine reads each of them under its bit "
+            "(get_damage's lock_damage, trap_after_move's lock_duration/lock_total behind "
+            "has_vol, legal_mask's lock and maybeLocked, residual's durations), and every path "
+            "that sets a bit writes all of that volatile's counters under a condition the bit's "
+            "own implies (move_hit's trap and lock, trap_after_move's restart and "
+            "fakepartiallytrapped, flinch's duration); bridge.comparable, export and the "
+            "observations read them only under the bit. So every step's draws, choices, "
+            "observations and Showdown view are the original's. The raw fields are not battle "
+            "state while the bit is clear: Showdown deletes the effect state, and the engine "
+            "itself leaves lockedmove's, twoturnmove's and Bide's counters as they were when "
+            "those go. test_pokemon_trapping's junk-counter battles check the claim"),
         ("engine.py", 'jnp.maximum(_i(ctx["st"]["side"]["pokemon_left"][s]) - 1, 0), f)',
          "arguments 1 and 2 swapped"): (
             "proof", "jnp.maximum(0, n - 1) and jnp.maximum(n - 1, 0) are the same int32 for "

@@ -353,7 +353,7 @@ NEW_MOVES = np.flatnonzero(MV.SUPPORTED & (np.arange(len(MV.SUPPORTED))
 _PERTURB_REF: list[Any] = []  # the perturbations' own Showdown reference (one per process)
 
 
-def _stage_stat(stored: int, stage: int) -> int:
+def stage_stat(stored: int, stage: int) -> int:
     """The stat a boost to ``stage`` leaves (``boostBy``: stored x the stage's ratio, capped at
     999 as after a boost; the user's own paralysis/burn penalty is dropped by it)."""
     from envport.envs.pokemon_gen1.mechanics import STAGE_NUM
@@ -422,7 +422,7 @@ def perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
             return False  # a penalty or a Transform's stats the stage does not set alone
         a.boosts[s, i] = rng.integers(-6, 7)
         if i < 5:
-            t.modified[s, k, i] = _stage_stat(a.stored[s, i], int(a.boosts[s, i]))
+            t.modified[s, k, i] = stage_stat(a.stored[s, i], int(a.boosts[s, i]))
         return True
     if kind == "pp":
         slots = [(s, k, i) for s, k in standing for i in range(S.N_MOVE_SLOTS)

@@ -111,8 +111,10 @@ def render(report: MutationReport, console: Any = None) -> None:
 
     console = console or Console()
     data = report.to_json()
+    # ``source``: the mutated files' paths joined by ", " (an environment may mutate several)
+    files = ", ".join(Path(p).name for p in report.source.split(", "))
     t = Table(title=f"envport mutate {report.env}: {data['mutants']} mutants of "
-                    f"{Path(report.source).name} ({report.generated} generated)")
+                    f"{files} ({report.generated} generated)")
     for col in ("layer", "killed"):
         t.add_column(col)
     for layer, n in data["by_layer"].items():

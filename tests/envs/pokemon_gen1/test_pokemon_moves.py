@@ -134,3 +134,21 @@ def test_a_recovery_setup_case_starts_255_hp_below_the_max(move):
         k = int(state["active.slot"][user])
         assert state["team.moves"][user, k, slot] == S.MOVE_ID[move] and replies == []
         assert state["team.maxhp"][user, k] - state["team.hp"][user, k] == 255
+
+
+def test_a_haze_setup_case_starts_with_the_foe_frozen_at_minus_six_speed():
+    """``move_effects``' Haze setup (run H's survivor engine:m2180, the queued move of a foe
+    that has yet to act): the foe's active frozen, alone frozen on its side, at -6 Speed with
+    the stat that stage gives, offered only its lone "Fight"; as Showdown takes it back."""
+    from envport.envs.pokemon_gen1 import spec_support as SS
+
+    spe = T.BOOST_INDEX["spe"]
+    for user, state, slot, replies in _setup_cases("haze"):
+        foe, j = 1 - user, int(state["active.slot"][1 - user])
+        assert state["team.moves"][user, int(state["active.slot"][user]), slot] == S.MOVE_ID["haze"]
+        assert state["team.status"][foe].tolist().count(T.STATUS_FRZ) == 1
+        assert state["team.status"][foe, j] == T.STATUS_FRZ and replies == []
+        assert state["active.boosts"][foe, spe] == -6
+        assert state["team.modified"][foe, j, spe] == SS.stage_stat(
+            state["active.stored"][foe, spe], -6)
+        assert state["mask"][foe, :4].tolist() == [True, False, False, False]

@@ -11,17 +11,21 @@ compiled for the whole test folder (``engine.compiled``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import subprocess
 import sys
 from collections import Counter
 
+import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from envport.envs.pokemon_gen1 import engine as E
 from envport.envs.pokemon_gen1 import lockstep as L
 from envport.envs.pokemon_gen1 import moves as MV
+from envport.envs.pokemon_gen1 import state as S
 from envport.envs.pokemon_gen1.reference import REFERENCE_DIR, gen1_set
 
 # (focus, battles, seed): new seeds, small batches
@@ -89,6 +93,52 @@ def test_battles_of_seed_5151_that_diverged_now_match_showdown(worker, battle):
     assert summary.battles == 1
     assert summary.identical == 1, "\n".join(d.describe() for d in summary.divergences)
     assert summary.ended == 1
+
+
+# Values no counter of these volatiles holds at rest, written where the volatile is absent.
+JUNK = {"trapped_duration": 3, "trapped_move": S.MOVE_ID["surf"], "trapped_maybe_locked": True,
+        "lock_duration": 4, "lock_total": 5, "lock_damage": 77, "lock_move": S.MOVE_ID["surf"],
+        "fake_trapped_duration": 3, "flinch_duration": 2}
+
+
+def test_nothing_reads_the_counters_of_an_absent_trapping_or_flinch_volatile(worker):
+    """The reason ``mutants.py`` gives for ``drop_vol``'s ``0 -> 1`` (engine:m060 of run F):
+    after every step the counters of each of these volatiles an active does not hold are
+    overwritten with junk, and the battles, with trapping and flinching moves, still match
+    Showdown step by step (state, legal choices, draws). Flinch comes and goes within a step,
+    so only the trapping volatiles are counted going away between steps."""
+    focus = L.focus_moves("trap,bite,stomp,headbutt,rollingkick,hyperfang,lowkick")
+    gone: Counter = Counter()
+    changed = 0
+    before = np.zeros(2, np.uint32)  # the volatiles after the previous step
+
+    def tamper(step: int, state: S.Battle) -> S.Battle:
+        nonlocal changed, before
+        vol = np.asarray(state.active.volatiles)
+        fields = {}
+        for name, leaves in E._VOLATILE_LEAVES.items():
+            bit = np.uint32(S.VOLATILE_BIT[name])
+            absent = (vol & bit) == 0
+            gone[name] += int((((before & bit) != 0) & absent).sum())
+            for leaf in leaves:
+                old = getattr(state.active, leaf)
+                new = jnp.where(absent, jnp.asarray(JUNK[leaf], old.dtype), old)
+                changed += int((np.asarray(new) != np.asarray(old)).sum())
+                fields[leaf] = new
+        before = vol
+        return dataclasses.replace(state, active=dataclasses.replace(state.active, **fields))
+
+    for i in range(2):
+        rng = random.Random(f"absent-counters:{i}")
+        teams = (L.moves_team(rng, worker, focus), L.moves_team(rng, worker, focus))
+        before = np.zeros(2, np.uint32)
+        div, steps, _, _ = L.run_battle(worker, i, [rng.randrange(65536) for _ in range(4)],
+                                        teams, rng, tamper=tamper)
+        assert div is None, div.describe()
+        assert steps > 20
+    assert changed > 0
+    assert all(gone[v] > 0 for v in ("partiallytrapped", "partialtrappinglock",
+                                      "fakepartiallytrapped")), gone
 
 
 def test_lockstep_drives_the_heuristic_player(worker, monkeypatch):
