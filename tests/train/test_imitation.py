@@ -4,7 +4,11 @@
 The clone is judged on battles it has not been fitted to: each iteration measures the network's
 agreement with the heuristic on its new battles before fitting them, which must rise far above
 the initial network's. The folder must be what ``envport train --init`` and ``load_params``
-read."""
+read.
+
+The clone tests are ``slow``: the iteration (the batched engine, the heuristic and the network
+fused in one program) takes ~140 s of XLA compilation on 2 cores, which no other default test
+shares. The default suite keeps the refused inputs; ``pytest -m slow`` runs the rest."""
 
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> ImitationResult:
                    progress=False)
 
 
+@pytest.mark.slow
 def test_the_clone_learns_the_heuristics_choices(clone: ImitationResult) -> None:
     """Each iteration plays new battles; the network's agreement with the heuristic on their
     decisions is measured before it is fitted to them (held out). The initial network is
@@ -51,6 +56,7 @@ def test_the_clone_learns_the_heuristics_choices(clone: ImitationResult) -> None
     assert abs(clone.expert_return) < 0.5, clone.expert_return
 
 
+@pytest.mark.slow
 def test_the_folder_is_a_ppo_run_at_update_zero_holding_the_clone(clone: ImitationResult) -> None:
     from envport.train.run import _start_params, load_checkpoint, load_params, read_log
 

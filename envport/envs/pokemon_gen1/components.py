@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import copy
 import functools
 import json
 import random
@@ -47,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 328,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 330,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 3936,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 3960,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -58,7 +59,7 @@ UNITS = {"stats": "Pokemon (6 per case)", "boosts": "operations (1-20 per case)"
          "types": "attacking type x defending types", "crit": "getDamage calls",
          "damage": "getDamage calls", "accuracy": "useMoveInner calls",
          "move_hit": "useMoveInner calls", "worked_examples": "useMoveInner calls",
-         "move_effects": "cases (each supported move 2 / 24 times; 1-4 turns each)",
+         "move_effects": "cases (each move and setup 2 / 24 times; 1-4 turns each)",
          "prng": "seeds (half Gen 5, half ChaCha20; 16 calls each)"}
 CHUNK = 256  # cases per worker request and per JAX batch (one compiled shape)
 
@@ -128,10 +129,11 @@ def _boost_ops(rng: random.Random, stats: Sequence[str], n_max: int) -> list[lis
     return ops
 
 
-def _status_ops(rng: random.Random, p: float) -> list[list]:
+def _status_ops(rng: random.Random, p: float, keep_speed: bool = False) -> list[list]:
     if rng.random() >= p:
         return []
-    return [["status", rng.choice(["par", "brn", "psn", "slp", "frz", "tox"])]]
+    return [["status", rng.choice(["brn", "psn", "slp", "frz", "tox"]
+                                  + ([] if keep_speed else ["par"]))]]
 
 
 def _shuffled(rng: random.Random, *groups: list[list]) -> list[list]:
@@ -684,9 +686,9 @@ def _jax_hit(state: Array, dcols: dict[str, Array], hcols: dict[str, Array]) -> 
 _MULTIHIT = sorted(m for m in HIT_MOVES if T.MOVE_MULTIHIT_MIN[T.MOVE_IDS[m]])
 # sleep moves (always hit a recharging target), OHKO moves (the speed check), multi-hit moves,
 # partial trapping, Rage
-_SPECIAL_HIT = ["sing", "spore", "hypnosis", "sleeppowder", "lovelykiss", "fissure", "horndrill",
-                "guillotine", "wrap", "bind", "firespin", "clamp", "rage", "psywave", "superfang",
-                *_MULTIHIT]
+_OHKO = ("fissure", "horndrill", "guillotine")
+_SPECIAL_HIT = ["sing", "spore", "hypnosis", "sleeppowder", "lovelykiss", *_OHKO, "wrap", "bind",
+                "firespin", "clamp", "rage", "psywave", "superfang", *_MULTIHIT]
 
 
 def _hit_case(rng: random.Random, secondary_focus: bool) -> dict[str, Any]:
@@ -699,10 +701,15 @@ def _hit_case(rng: random.Random, secondary_focus: bool) -> dict[str, Any]:
         r = rng.random()
         move = (rng.choice([m for m in attacker["moves"] if m in HIT_MOVES] or HIT_MOVES)
                 if r < 0.4 else rng.choice(_SPECIAL_HIT) if r < 0.65 else rng.choice(HIT_MOVES))
-    a_ops = _shuffled(rng, _boost_ops(rng, ["accuracy", "atk", "spa", "spe"], 3),
-                      _status_ops(rng, 0.2))
-    d_ops = _shuffled(rng, _boost_ops(rng, ["evasion", "def", "spa", "spe"], 3),
-                      _status_ops(rng, 0.2))
+    # half the OHKO moves meet their user's own set: equal Speeds, where they do not fail
+    mirror = move in _OHKO and rng.random() < 0.5
+    if mirror:
+        defender = copy.deepcopy(attacker)
+    speed = [] if mirror else ["spe"]
+    a_ops = _shuffled(rng, _boost_ops(rng, ["accuracy", "atk", "spa", *speed], 3),
+                      _status_ops(rng, 0.2, mirror))
+    d_ops = _shuffled(rng, _boost_ops(rng, ["evasion", "def", "spa", *speed], 3),
+                      _status_ops(rng, 0.2, mirror))
     sleep_move = T.MOVE_STATUS[T.MOVE_IDS[move]] == T.STATUS_SLP
     if rng.random() < (0.5 if sleep_move else 0.1):
         d_ops.append(["volatile", "mustrecharge"])  # sleep moves always hit it
@@ -878,7 +885,10 @@ class Setup(NamedTuple):
     hp: int = 0
     confused: bool = False  # the user confused, for this turn at least
     foe_evasion: int = 0  # the other active's evasion stage (0: as it is)
-    foe_frozen: bool = False  # the other active frozen, its Speed at -6 (no case if it cannot)
+    foe_frozen: bool = False  # the other active frozen (no case if it cannot be)
+    # the other active's Speed stage (0: as it is; no case under a Transform or paralysis)
+    foe_speed: int = 0
+    foe_substitute: bool = False  # the other active behind a Substitute at its full HP
 
 
 # Bide stored by a disabled user then put to sleep: endTurn's DisableMove handlers hold a status
@@ -888,14 +898,28 @@ class Setup(NamedTuple):
 # cases (both ``directDamage``), which must knock it out. Recover, Soft-Boiled and Rest 255 HP
 # below the user's max: the Gen 1 glitch where they fail (unless the HP is a multiple of 256).
 # Haze against a frozen foe at -6 Speed (so Haze mostly comes first): the thawed foe's queued
-# move becomes 'cannotmove' because it has yet to act.
+# move becomes 'cannotmove' because it has yet to act. Bide's release into a Substitute that
+# survives it: a slower foe behind a full Substitute answers Sonic Boom (20 HP, so lastDamage is
+# 20) then Growl twice (lastDamage back to 0 before Bide adds it again): 40 released.
 NO_SETUP = Setup()
-_ONE_HP_CONFUSED = Setup(replies=("growl",), hp=1, confused=True, foe_evasion=6)
-_GAP_255 = Setup(hp=-255)
-SETUPS: dict[str, Setup] = {"bide": Setup(disabled=True, replies=("growl", "spore")),
-                            "jumpkick": _ONE_HP_CONFUSED, "highjumpkick": _ONE_HP_CONFUSED,
-                            "recover": _GAP_255, "softboiled": _GAP_255, "rest": _GAP_255,
-                            "haze": Setup(foe_frozen=True)}
+_ONE_HP_CONFUSED = (Setup(replies=("growl",), hp=1, confused=True, foe_evasion=6),)
+_GAP_255 = (Setup(hp=-255),)
+# A move with several setups is a case entry per setup (:func:`move_effect_entries`).
+SETUPS: dict[str, tuple[Setup, ...]] = {
+    "bide": (Setup(disabled=True, replies=("growl", "spore")),
+             Setup(replies=("sonicboom", "growl", "growl"), foe_speed=-6, foe_substitute=True)),
+    "jumpkick": _ONE_HP_CONFUSED, "highjumpkick": _ONE_HP_CONFUSED,
+    "recover": _GAP_255, "softboiled": _GAP_255, "rest": _GAP_255,
+    "haze": (Setup(foe_frozen=True, foe_speed=-6),)}
+
+
+def move_effect_entries() -> list[tuple[int, Setup]]:
+    """``move_effects``' entries in order: each supported move with each of its setups (one
+    entry with :data:`NO_SETUP` for a move without)."""
+    from envport.envs.pokemon_gen1 import spec_support as SS
+
+    return [(int(m), setup) for m in SS.NEW_MOVES
+            for setup in SETUPS.get(S.MOVE_NAME[int(m)], (NO_SETUP,))]
 
 
 def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int, user: int,
@@ -951,16 +975,22 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
         a.confusion_time[user] = rng.integers(2, 6)
     if setup.foe_evasion:
         a.boosts[1 - user, T.BOOST_INDEX["evasion"]] = setup.foe_evasion
+    foe, j = 1 - user, int(a.slot[1 - user])
     if setup.foe_frozen:
-        foe, j = 1 - user, int(a.slot[1 - user])
-        if (b.team.status[foe, j] != T.STATUS_NONE or a.transformed[foe]
+        if (b.team.status[foe, j] != T.STATUS_NONE
                 or (b.team.status[foe] == T.STATUS_FRZ).any()):  # Freeze Clause Mod
             return None
         b.team.status[foe, j] = T.STATUS_FRZ
         b.team.status_by_ally[foe, j] = False
+    if setup.foe_speed:  # the stat a boost sets (a Transform's or paralysis' Speed it does not)
+        if a.transformed[foe] or b.team.status[foe, j] == T.STATUS_PAR:
+            return None
         spe = T.BOOST_INDEX["spe"]
-        a.boosts[foe, spe] = -6
-        b.team.modified[foe, j, spe] = SS.stage_stat(a.stored[foe, spe], -6)
+        a.boosts[foe, spe] = setup.foe_speed
+        b.team.modified[foe, j, spe] = SS.stage_stat(a.stored[foe, spe], setup.foe_speed)
+    if setup.foe_substitute:  # mods/gen1/moves.ts substitute: floor(maxhp / 4) + 1 HP
+        a.volatiles[foe] |= S.VOLATILE_BIT["substitute"]
+        a.substitute_hp[foe] = int(b.team.maxhp[foe, j]) // 4 + 1
     if foe_out_of_pp and not SS.empty_pp(b, 1 - user):
         return None
     template = V.stored_json(state)
@@ -982,10 +1012,11 @@ def check_move_effects(n: int, seed: int = 0) -> int:
     move, both actives holding random plain volatiles (Mist, the screens, Focus Energy, Leech
     Seed) and stages; while the user stays bound to its move (locked, charging, storing Bide,
     raging, trapping) the case goes on, up to :data:`FOLLOW_TURNS` turns, the user choosing the
-    same slot where it may. The moves in turn, in rounds of every move: the user side alternates
-    by round, and every other case the other active has no PP left (Struggle; Disable fails on
-    it), each move once with it and once without in two rounds; with PP, a move of
-    :data:`SETUPS` starts from its state and the other side replies as it says. Compared after
+    same slot where it may. The entries in turn (:func:`move_effect_entries`: a move once per
+    setup of :data:`SETUPS`), in rounds of every entry: the user side alternates by round, and
+    every other case the other active has no PP left (Struggle; Disable fails on it), each entry
+    once with it and once without in two rounds; with PP, the case starts from the entry's
+    setup and the other side replies as it says. Compared after
     each turn: every field of the flat state (HP, status, stages, volatiles and counters, PP,
     the LCG state), both sides' legal masks, and the ``(from, to)`` of every draw, in order."""
     from envport.core.seeds import derive_seed
@@ -994,7 +1025,7 @@ def check_move_effects(n: int, seed: int = 0) -> int:
     from envport.envs.pokemon_gen1.lockstep import jax_tape
 
     rng = np.random.default_rng(seed)
-    moves = SS.NEW_MOVES
+    entries = move_effect_entries()
     ref = V.ShowdownReference()
     done = tries = 0
 
@@ -1006,9 +1037,9 @@ def check_move_effects(n: int, seed: int = 0) -> int:
             tries += 1
             if tries > 4 * n + 100:
                 raise RuntimeError(f"move_effects: {done} of {n} cases after {tries} tries")
-            i, rnd = done % len(moves), done // len(moves)
-            move, user, foe_out_of_pp = int(moves[i]), rnd % 2, (i + rnd) % 2 == 1
-            setup = NO_SETUP if foe_out_of_pp else SETUPS.get(S.MOVE_NAME[move], NO_SETUP)
+            i, rnd = done % len(entries), done // len(entries)
+            (move, setup), user, foe_out_of_pp = entries[i], rnd % 2, (i + rnd) % 2 == 1
+            setup = NO_SETUP if foe_out_of_pp else setup
             made = _move_effect_state(ref, rng, derive_seed(seed, tries), move, user,
                                       foe_out_of_pp, setup)
             if made is None:

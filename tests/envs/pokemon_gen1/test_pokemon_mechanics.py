@@ -136,15 +136,15 @@ def test_a_crit_draw_missing_from_the_tape_at_numerator_1_is_caught(monkeypatch)
     """The ``crit`` component's attackers of every base Speed reach the one numerator of 1
     (Slowpoke with Focus Energy): mutant ``mechanics:m440`` of run F (``drew_crit = formula &
     (chance > 1)``: the draw still made, but left off the tape) fails it, naming the draws."""
-    import inspect
+    from envport.verify.mutation.apply import applied
+    from envport.verify.mutation.generate import generate
 
-    line = "    drew_crit = formula & (chance > 0)\n"
-    source = inspect.getsource(M)
-    assert source.count(line) == 1
-    mutant = dict(vars(M))  # the mutant's own globals: the module itself stays as it is
-    exec(compile(source.replace(line, line.replace("> 0", "> 1")), M.__file__, "exec"), mutant)
-    monkeypatch.setattr(C, "_jax_damage", jax.jit(
-        lambda state, cols: mutant["get_damage"](state, mutant["DamageInputs"](**cols))))
-    with pytest.raises(AssertionError, match=r"component 'crit': case \d+ differs in draws"
-                                             r"(.|\n)*Slowpoke"):
-        C.check_crit(300, 0)
+    [m440] = [ms for ms in generate(M, ("constant",))
+              if ms.mutant.source_line == "drew_crit = formula & (chance > 0)"
+              and ms.mutant.description == "0 -> 1"]
+    with applied(M, m440):
+        monkeypatch.setattr(C, "_jax_damage", jax.jit(
+            lambda state, cols: M.get_damage(state, M.DamageInputs(**cols))))
+        with pytest.raises(AssertionError, match=r"component 'crit': case \d+ differs in draws"
+                                                 r"(.|\n)*Slowpoke"):
+            C.check_crit(300, 0)

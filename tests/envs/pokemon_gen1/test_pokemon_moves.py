@@ -52,9 +52,20 @@ def test_each_moves_effect_on_one_turn_against_showdown():
     C.component_checks("default")["move_effects"]()
 
 
-def _setup_cases(move: str) -> list[tuple[int, dict, int, list[int]]]:
-    """``move_effects``' states for ``move`` with its :data:`SETUPS` entry, as Showdown takes
-    them back: ``(user, state, slot, the replies' slots)``, at least 5 of 20 tries."""
+def test_move_effects_sizes_cover_every_entry_twice_and_24_times():
+    """The default and slow sizes are whole rounds (2 and 24) of the entries: each move once per
+    setup, so a second setup of a move (Bide's) is not cut off at the default size."""
+    entries = C.move_effect_entries()
+    assert [C.SCALES[s]["move_effects"] for s in ("default", "slow")] == [
+        2 * len(entries), 24 * len(entries)]
+    bide = [setup for m, setup in entries if m == S.MOVE_ID["bide"]]
+    assert bide == list(C.SETUPS["bide"]) and len(bide) == 2
+
+
+def _setup_cases(move: str, which: int = 0) -> list[tuple[int, dict, int, list[int]]]:
+    """``move_effects``' states for ``move`` with its setup ``which`` of :data:`SETUPS`, as
+    Showdown takes them back: ``(user, state, slot, the replies' slots)``, at least 5 of 20
+    tries."""
     from envport.envs.pokemon_gen1 import env as V
 
     ref = V.ShowdownReference()
@@ -63,7 +74,7 @@ def _setup_cases(move: str) -> list[tuple[int, dict, int, list[int]]]:
     try:
         for seed in range(40, 60):
             got = C._move_effect_state(ref, rng, seed, S.MOVE_ID[move], seed % 2, False,
-                                       C.SETUPS[move])
+                                       C.SETUPS[move][which])
             if got is not None:
                 made.append((seed % 2, *got))
     finally:
@@ -85,6 +96,27 @@ def test_a_setup_case_starts_disabled_with_the_replies_known():
         assert state["active.disable_time"][user] >= C.FOLLOW_TURNS - 1
         assert state["team.moves"][1 - user, j, replies].tolist() == [
             S.MOVE_ID["growl"], S.MOVE_ID["spore"]]
+
+
+def test_a_bide_setup_case_starts_against_a_slower_foe_behind_a_full_substitute():
+    """``move_effects``' second Bide setup (run H's survivor engine:m604, a Substitute left at 0
+    HP when it outlasts Bide's release): the foe's active behind a Substitute of floor(maxhp /
+    4) + 1 HP, at -6 Speed with the stat that stage gives, knowing Sonic Boom then Growl (its
+    replies: Growl twice, one slot); as Showdown takes the state back."""
+    from envport.envs.pokemon_gen1 import spec_support as SS
+
+    spe = T.BOOST_INDEX["spe"]
+    for user, state, slot, replies in _setup_cases("bide", 1):
+        foe, j = 1 - user, int(state["active.slot"][1 - user])
+        assert state["team.moves"][user, int(state["active.slot"][user]), slot] == S.MOVE_ID["bide"]
+        assert state["team.moves"][foe, j, replies].tolist() == [
+            S.MOVE_ID["sonicboom"], S.MOVE_ID["growl"], S.MOVE_ID["growl"]]
+        assert replies[1] == replies[2]
+        assert int(state["active.volatiles"][foe]) & S.VOLATILE_BIT["substitute"]
+        assert state["active.substitute_hp"][foe] == state["team.maxhp"][foe, j] // 4 + 1
+        assert state["active.boosts"][foe, spe] == -6
+        assert state["team.modified"][foe, j, spe] == SS.stage_stat(
+            state["active.stored"][foe, spe], -6)
 
 
 @pytest.mark.parametrize("move", ["jumpkick", "highjumpkick"])

@@ -4,7 +4,10 @@ draws the same battles (and, against the random player, the same opponent intege
 give the same observations, masks, rewards and ends, battle restarts included; and a policy
 evaluated on both backends (``envport.train.evaluation.evaluate``) wins and loses the same
 battles: L4's sim-to-sim comparison meets common random numbers. The step-by-step comparisons
-are ``slow`` (the batch's compilations); the default suite evaluates a policy on both."""
+are ``slow`` (the batch's compilations), and so are the evaluations on both and the stopped
+battles: each needs the batch's step compiled with the heuristic opponent, 110 s of XLA
+compilation on 2 cores that no other default test shares. The default suite keeps the refused
+options; ``pytest -m slow`` runs the rest."""
 
 from __future__ import annotations
 
@@ -64,6 +67,7 @@ def _untrained_policy() -> tuple[Any, Any]:
     return cfg, make_policy(cfg, space, Discrete(E.N_CHOICES)).init(jax.random.key(1))
 
 
+@pytest.mark.slow
 def test_a_policy_evaluated_on_both_backends_plays_the_same_battles() -> None:
     from envport.train.evaluation import evaluate
     from envport.train.run import default_config
@@ -76,6 +80,7 @@ def test_a_policy_evaluated_on_both_backends_plays_the_same_battles() -> None:
     assert np.array_equal(got["jax"], got["reference"])
 
 
+@pytest.mark.slow
 def test_the_evaluation_stops_finished_battles_and_scores_the_same_battles() -> None:
     """The evaluation stops each battle once its first one has ended (``set_active``); against
     the heuristic, which draws nothing while battles play, the returns are those of the same
@@ -104,6 +109,7 @@ def test_the_evaluation_stops_finished_battles_and_scores_the_same_battles() -> 
     assert plain.batch._active.all()  # and the plain one did not
 
 
+@pytest.mark.slow
 def test_a_stopped_battle_is_not_stepped_and_both_batches_still_agree() -> None:
     """``set_active`` (the evaluation stops each battle once its first one has ended): a
     stopped battle keeps its observation and mask, scores 0, never ends, and Showdown is sent
