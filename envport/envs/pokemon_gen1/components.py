@@ -973,25 +973,23 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
     if setup.confused:  # 2-5 turns left: still confused when it moves this turn
         a.volatiles[user] |= S.VOLATILE_BIT["confusion"]
         a.confusion_time[user] = rng.integers(2, 6)
-    if setup.foe_evasion:
-        a.boosts[1 - user, T.BOOST_INDEX["evasion"]] = setup.foe_evasion
     foe, j = 1 - user, int(a.slot[1 - user])
+    if setup.foe_evasion:
+        SS.set_stage(b, foe, T.BOOST_INDEX["evasion"], setup.foe_evasion)
     if setup.foe_frozen:
         if (b.team.status[foe, j] != T.STATUS_NONE
                 or (b.team.status[foe] == T.STATUS_FRZ).any()):  # Freeze Clause Mod
             return None
         b.team.status[foe, j] = T.STATUS_FRZ
         b.team.status_by_ally[foe, j] = False
-    if setup.foe_speed:  # the stat a boost sets (a Transform's or paralysis' Speed it does not)
-        if a.transformed[foe] or b.team.status[foe, j] == T.STATUS_PAR:
+    if setup.foe_speed:
+        if not SS.stage_settable(b, foe, T.BOOST_INDEX["spe"]):
             return None
-        spe = T.BOOST_INDEX["spe"]
-        a.boosts[foe, spe] = setup.foe_speed
-        b.team.modified[foe, j, spe] = SS.stage_stat(a.stored[foe, spe], setup.foe_speed)
+        SS.set_stage(b, foe, T.BOOST_INDEX["spe"], setup.foe_speed)
     if setup.foe_substitute:  # mods/gen1/moves.ts substitute: floor(maxhp / 4) + 1 HP
         a.volatiles[foe] |= S.VOLATILE_BIT["substitute"]
         a.substitute_hp[foe] = int(b.team.maxhp[foe, j]) // 4 + 1
-    if foe_out_of_pp and not SS.empty_pp(b, 1 - user):
+    if foe_out_of_pp and not SS.empty_pp(b, foe):
         return None
     template = V.stored_json(state)
     assert template is not None  # the reference's own state

@@ -353,6 +353,22 @@ NEW_MOVES = np.flatnonzero(MV.SUPPORTED & (np.arange(len(MV.SUPPORTED))
 _PERTURB_REF: list[Any] = []  # the perturbations' own Showdown reference (one per process)
 
 
+def stage_settable(b: S.Battle, s: int, i: int) -> bool:
+    """Whether stage ``i`` of side ``s``'s active can be written alone (:func:`set_stage`): not a
+    stat under its own paralysis (Speed) or burn (Attack) penalty, nor a Transform's stats."""
+    status = int(b.team.status[s, b.active.slot[s]])
+    return not (i < 5 and (b.active.transformed[s] or (status == T.STATUS_PAR and i == 4)
+                           or (status == T.STATUS_BRN and i == 0)))
+
+
+def set_stage(b: S.Battle, s: int, i: int, stage: int) -> None:
+    """Stage ``i`` of side ``s``'s active at ``stage``, with the stat that boost sets (a stat,
+    not accuracy or evasion); where :func:`stage_settable` allows it."""
+    b.active.boosts[s, i] = stage
+    if i < 5:
+        b.team.modified[s, b.active.slot[s], i] = stage_stat(b.active.stored[s, i], stage)
+
+
 def stage_stat(stored: int, stage: int) -> int:
     """The stat a boost to ``stage`` leaves (``boostBy``: stored x the stage's ratio, capped at
     999 as after a boost; the user's own paralysis/burn penalty is dropped by it)."""
@@ -415,14 +431,10 @@ def perturb_once(b: S.Battle, kind: str, rng: np.random.Generator) -> bool:
         return True
     if kind == "stages" and actives:
         s = actives[rng.integers(len(actives))]
-        k, i = int(a.slot[s]), int(rng.integers(7))
-        status = int(t.status[s, k])
-        if i < 5 and (a.transformed[s] or (status == T.STATUS_PAR and i == 4)
-                      or (status == T.STATUS_BRN and i == 0)):
-            return False  # a penalty or a Transform's stats the stage does not set alone
-        a.boosts[s, i] = rng.integers(-6, 7)
-        if i < 5:
-            t.modified[s, k, i] = stage_stat(a.stored[s, i], int(a.boosts[s, i]))
+        i = int(rng.integers(7))
+        if not stage_settable(b, s, i):
+            return False
+        set_stage(b, s, i, int(rng.integers(-6, 7)))
         return True
     if kind == "pp":
         slots = [(s, k, i) for s, k in standing for i in range(S.N_MOVE_SLOTS)
