@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from envport import compile_cache
 from envport.cli_args import alpha as alpha_level
 from envport.cli_args import check_output, parse_options, positive_int, seed_int
 from envport.core.registry import UnknownEnvironmentError, list_envs, spec
@@ -397,6 +398,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        compile_cache.enable()  # a bad ENVPORT_XLA_CACHE: exit 2 before any work
         if getattr(args, "env", None) is not None:
             s = spec(args.env)  # unknown environment: fail before any work
             if getattr(args, "option", None):  # so are unknown or malformed -o options

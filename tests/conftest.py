@@ -20,6 +20,7 @@ import pytest
 # test's expected values come from it.
 _XLA_CACHE = "JAX_COMPILATION_CACHE_DIR"
 _OWN_XLA_CACHE = "ENVPORT_TEST_XLA_CACHE"  # set when this session made the folder
+os.environ.pop("ENVPORT_XLA_CACHE", None)  # the `envport` commands' own cache: not in tests
 if _XLA_CACHE not in os.environ:
     os.environ[_XLA_CACHE] = os.environ[_OWN_XLA_CACHE] = tempfile.mkdtemp(
         prefix="envport-test-xla-")
