@@ -23,7 +23,7 @@ def envport_without_ray(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", WITHOUT_RAY, *args], cwd=REPO,
                           capture_output=True, text=True, timeout=120,
                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin",
-                               "COLUMNS": "200"})
+                               "COLUMNS": "200", "ENVPORT_XLA_CACHE": "off"})
 
 
 @pytest.mark.parametrize("command", [
