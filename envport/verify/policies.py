@@ -36,6 +36,11 @@ def draw_action(spec: EnvSpec, state: RefState, rng: np.random.Generator) -> Any
     return v.random_action(rng)
 
 
+class UnrestorableState(Exception):
+    """The reference refused to take back a state it was in (``set_state`` of its own
+    ``get_state``; Showdown's ``fromJSON`` of its own ``toJSON`` of some transformed Pokemon)."""
+
+
 class NoveltyPolicy:
     def __init__(self, spec: EnvSpec, ref: Reference, candidates: int = 3):
         if spec.verification.state_bins is None or not can_draw_actions(spec):
@@ -53,7 +58,10 @@ class NoveltyPolicy:
             action = draw_action(self.spec, here, rng)
             self.ref.step(action)
             count = self.visits[state_bins(self.ref.get_state())]
-            self.ref.set_state(here)
+            try:
+                self.ref.set_state(here)
+            except ValueError as e:
+                raise UnrestorableState(str(e)) from e
             if best_count is None or count < best_count:
                 best, best_count = action, count
         self.visits[state_bins(here)] += 1
@@ -80,12 +88,20 @@ def make_policy(kind: str, spec: EnvSpec, ref: Reference) -> Policy:
 
 def visit_states(ref: Reference, act: Policy, seed: int, max_steps: int,
                  rng: np.random.Generator) -> list[RefState]:
-    """States the reference passes through in one episode under ``act`` (before each step)."""
+    """States the reference passes through in one episode under ``act`` (before each step).
+    The episode ends before a state the novelty policy cannot branch from (the reference cannot
+    take it back: :class:`UnrestorableState`); that state, which no injection reaches, is left
+    out."""
     obs = ref.reset(seed)
     states = []
     for _ in range(max_steps):
         states.append(ref.get_state())
-        obs, _, terminated, truncated, _ = ref.step(act(obs, rng))
+        try:
+            action = act(obs, rng)
+        except UnrestorableState:
+            states.pop()
+            break
+        obs, _, terminated, truncated, _ = ref.step(action)
         if terminated or truncated:
             break
     return states

@@ -48,22 +48,11 @@ def record(spec: Any, states: int, seed: int, sources: tuple[str, ...] = ()) -> 
 
 def _stepped(spec: Any, ref: list[Any], cases: list[Any], name: str, states: int) -> list[Any]:
     """``cases`` with the results of the run's reference ``ref[0]`` (replaced after a failed
-    injection), less the states it cannot take back."""
-    from envport.verify.interaction import step_reference
+    injection), less the states it cannot take back: no L2 case for the original nor for a
+    mutant; left out, counted, said."""
+    from envport.verify.interaction import step_cases
 
-    kept: list[Any] = []
-    refused: list[str] = []
-    for c in cases:
-        try:
-            c.expected, c.tape = step_reference(ref[0], c.state, c.action)
-        except ValueError as e:
-            # A state the reference itself cannot take back (Showdown's fromJSON of its own
-            # toJSON of some transformed Pokemon) is no L2 case for the original nor for a
-            # mutant: left out, counted, said.
-            refused.append(f"{c.origin}: {e}")
-            ref[0] = spec.make_reference()  # the failed injection may leave it mid-import
-            continue
-        kept.append(c)
+    kept, refused = step_cases(cases, ref, lambda k: spec.make_reference())
     if len(refused) > states // 2:  # not the odd state: the source is broken
         raise ValueError(f"{name}: the reference cannot inject {len(refused)} of its "
                          f"{states} states (first: {refused[0]})")
