@@ -48,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 330,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 342,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 3960,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4104,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -884,11 +884,30 @@ class Setup(NamedTuple):
     # the user's HP (0: as it is; negative: that far below its max, no case if it cannot be)
     hp: int = 0
     confused: bool = False  # the user confused, for this turn at least
-    foe_evasion: int = 0  # the other active's evasion stage (0: as it is)
+    poisoned: bool = False  # the user poisoned (no case if it holds another status)
+    # (stage name, stage) of the user's and the other active's stages (no case where a
+    # Transform or a paralysis/burn penalty holds the stat: ``spec_support.stage_settable``)
+    stages: tuple[tuple[str, int], ...] = ()
+    foe_stages: tuple[tuple[str, int], ...] = ()
+    volatiles: tuple[str, ...] = ()  # plain volatiles the user holds
+    foe_without: tuple[str, ...] = ()  # plain volatiles the other active does not hold
     foe_frozen: bool = False  # the other active frozen (no case if it cannot be)
-    # the other active's Speed stage (0: as it is; no case under a Transform or paralysis)
-    foe_speed: int = 0
     foe_substitute: bool = False  # the other active behind a Substitute at its full HP
+    # the leads of two pool teams (``lockstep.pool_team``), the case from the battle's start:
+    # the user's species, and the species the other side's is drawn from
+    lead: str = ""
+    foe_leads: tuple[str, ...] = ()
+    # the user in the last turn of its own lock of this (trapping) move, as the turns before
+    # leave it: the lock's damage stored, the foe trapped by it at that damage + 1 HP
+    trap_last_turn: bool = False
+
+
+def _double_resisting(move_type: str) -> tuple[str, ...]:
+    """The random-battle species whose two types both resist ``move_type``."""
+    a = T.TYPE_ID[move_type]
+    return tuple(sp for sp in sorted(T.RANDOM_SETS) if all(
+        t != T.TYPE_NONE and T.EFFECTIVENESS[a, t] < 0
+        for t in T.SPECIES_TYPES[T.SPECIES_IDS[sp]]))
 
 
 # Bide stored by a disabled user then put to sleep: endTurn's DisableMove handlers hold a status
@@ -901,16 +920,36 @@ class Setup(NamedTuple):
 # move becomes 'cannotmove' because it has yet to act. Bide's release into a Substitute that
 # survives it: a slower foe behind a full Substitute answers Sonic Boom (20 HP, so lastDamage is
 # 20) then Growl twice (lastDamage back to 0 before Bide adds it again): 40 released.
+# Submission dealing 0 (getDamage's 2 or 3 halved twice by a double resistance; moveHit takes
+# no recoil then): Chansey at -6 Attack (its random-battle set has the lowest stored Attack)
+# into a +6 Defense double resister (both stats past 255, so both quartered: Attack 4 or 5,
+# Defense at most 249) without Reflect, at +6 accuracy and with Focus Energy (Gen 1's bug: a
+# quarter of the crit chance, 6 / 256), so it hits and does not crit on most cases; the foe
+# answers Growl (Attack at -6 already: nothing changes). A trapping
+# lock's last turn whose repeated damage leaves the foe at 1 HP: the move's volatileStatus
+# restarts partiallytrapped on every hit while the target stands (the lock's own onAfterMove
+# does not on its last turn), which shows only where the turn ends before its residual: the
+# user poisoned at 1 HP faints after its move (onAfterMoveSelf), and Gen 1 clears the turn's
+# queue at a faint; no Leech Seed on the foe, which would knock it out.
 NO_SETUP = Setup()
-_ONE_HP_CONFUSED = (Setup(replies=("growl",), hp=1, confused=True, foe_evasion=6),)
+_ONE_HP_CONFUSED = (Setup(replies=("growl",), hp=1, confused=True,
+                          foe_stages=(("evasion", 6),)),)
 _GAP_255 = (Setup(hp=-255),)
+_ZERO_DAMAGE = Setup(replies=("growl",), lead="chansey", foe_leads=_double_resisting("Fighting"),
+                     stages=(("accuracy", 6), ("atk", -6)), foe_stages=(("def", 6),),
+                     volatiles=("focusenergy",), foe_without=("reflect",))
+_TRAP_LAST = (NO_SETUP, Setup(hp=1, poisoned=True, foe_without=("leechseed",),
+                              trap_last_turn=True))
 # A move with several setups is a case entry per setup (:func:`move_effect_entries`).
 SETUPS: dict[str, tuple[Setup, ...]] = {
     "bide": (Setup(disabled=True, replies=("growl", "spore")),
-             Setup(replies=("sonicboom", "growl", "growl"), foe_speed=-6, foe_substitute=True)),
+             Setup(replies=("sonicboom", "growl", "growl"), foe_stages=(("spe", -6),),
+                   foe_substitute=True)),
     "jumpkick": _ONE_HP_CONFUSED, "highjumpkick": _ONE_HP_CONFUSED,
     "recover": _GAP_255, "softboiled": _GAP_255, "rest": _GAP_255,
-    "haze": (Setup(foe_frozen=True, foe_speed=-6),)}
+    "haze": (Setup(foe_frozen=True, foe_stages=(("spe", -6),)),),
+    "submission": (NO_SETUP, _ZERO_DAMAGE, _ZERO_DAMAGE),
+    "wrap": _TRAP_LAST, "bind": _TRAP_LAST, "clamp": _TRAP_LAST, "firespin": _TRAP_LAST}
 
 
 def move_effect_entries() -> list[tuple[int, Setup]]:
@@ -934,8 +973,16 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
     from envport.envs.pokemon_gen1 import env as V
     from envport.envs.pokemon_gen1 import spec_support as SS
 
-    ref.reset(seed)
     turns = int(rng.integers(0, 4))
+    if setup.lead:
+        from envport.envs.pokemon_gen1.lockstep import pool_team
+
+        teams = [pool_team(random.Random(int(rng.integers(2**32))), ref.battle.worker,
+                           lead=lead) for lead in (setup.lead, str(rng.choice(setup.foe_leads)))]
+        ref.reset_with_teams(seed, (teams[user], teams[1 - user]))
+        turns = 0  # the leads
+    else:
+        ref.reset(seed)
     for turn in range(turns + 1):
         state = ref.get_state()
         if state["battle.ended"] or not state["mask"][:, :4].any(axis=1).all():
@@ -970,33 +1017,88 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
         if hp < 1:
             return None
         b.team.hp[user, a.slot[user]] = hp
+    if setup.poisoned:
+        if b.team.status[user, a.slot[user]] not in (T.STATUS_NONE, T.STATUS_PSN):
+            return None
+        b.team.status[user, a.slot[user]] = T.STATUS_PSN
+        b.team.status_by_ally[user, a.slot[user]] = False
     if setup.confused:  # 2-5 turns left: still confused when it moves this turn
         a.volatiles[user] |= S.VOLATILE_BIT["confusion"]
         a.confusion_time[user] = rng.integers(2, 6)
     foe, j = 1 - user, int(a.slot[1 - user])
-    if setup.foe_evasion:
-        SS.set_stage(b, foe, T.BOOST_INDEX["evasion"], setup.foe_evasion)
+    for s, stages in ((user, setup.stages), (foe, setup.foe_stages)):
+        for name, stage in stages:
+            if not SS.stage_settable(b, s, T.BOOST_INDEX[name]):
+                return None
+            SS.set_stage(b, s, T.BOOST_INDEX[name], stage)
+    for name in setup.volatiles:
+        a.volatiles[user] |= S.VOLATILE_BIT[name]
+    for name in setup.foe_without:
+        a.volatiles[foe] &= ~np.uint32(S.VOLATILE_BIT[name])
     if setup.foe_frozen:
         if (b.team.status[foe, j] != T.STATUS_NONE
                 or (b.team.status[foe] == T.STATUS_FRZ).any()):  # Freeze Clause Mod
             return None
         b.team.status[foe, j] = T.STATUS_FRZ
         b.team.status_by_ally[foe, j] = False
-    if setup.foe_speed:
-        if not SS.stage_settable(b, foe, T.BOOST_INDEX["spe"]):
-            return None
-        SS.set_stage(b, foe, T.BOOST_INDEX["spe"], setup.foe_speed)
     if setup.foe_substitute:  # mods/gen1/moves.ts substitute: floor(maxhp / 4) + 1 HP
         a.volatiles[foe] |= S.VOLATILE_BIT["substitute"]
         a.substitute_hp[foe] = int(b.team.maxhp[foe, j]) // 4 + 1
+    if setup.trap_last_turn and not _trap_last_turn(b, user, move, slots[0], rng):
+        return None
     if foe_out_of_pp and not SS.empty_pp(b, foe):
         return None
     template = V.stored_json(state)
     assert template is not None  # the reference's own state
     got = SS.take_back(ref, b, state["seen"], template)
-    if got is None or not got["mask"][user, slots[0]]:
+    # a locked user's request offers its move alone, as the first choice
+    slot = 0 if setup.trap_last_turn else slots[0]
+    if got is None or not got["mask"][user, slot]:
         return None
-    return got, slots[0], slots[1:]
+    return got, slot, slots[1:]
+
+
+# An active holding any of these is left out of a trapping lock's setup: each binds it to
+# another move or keeps it (or the target) from moving, or stands between the hit and the target
+_NOT_IN_TRAP = sum(S.VOLATILE_BIT[v] for v in (
+    "lockedmove", "twoturnmove", "disable", "rage", "bide", "partialtrappinglock",
+    "partiallytrapped", "fakepartiallytrapped", "mustrecharge", "invulnerability", "substitute",
+    "confusion"))
+
+
+def _trap_last_turn(b: S.Battle, user: int, move: int, slot: int,
+                    rng: np.random.Generator) -> bool:
+    """``user``'s active in the last turn of its lock of the trapping ``move`` (in its move
+    slot ``slot``; numpy, in place), as mods/gen1/conditions.ts partialtrappinglock leaves it
+    after its earlier turns: duration 1 of 2-5, the first hit's damage D stored (lastDamage);
+    the move selected and used last (``side.commitChoices`` has a locked user use
+    ``side.lastSelectedMove``); the foe's active trapped by it (partiallytrapped restarted at 2
+    by the turn before, 1 after its residual; maybeLocked once a turn past the first) at D + 1
+    HP. False (nothing done) where either active holds a
+    volatile of :data:`_NOT_IN_TRAP` or a status that keeps the user from moving or would knock
+    the foe out at the turn's end."""
+    a, t = b.active, b.team
+    foe = 1 - user
+    k, j = int(a.slot[user]), int(a.slot[foe])
+    if (int(a.volatiles[user]) | int(a.volatiles[foe])) & _NOT_IN_TRAP or t.hp[foe, j] < 2:
+        return False
+    if t.status[user, k] in (T.STATUS_SLP, T.STATUS_FRZ, T.STATUS_PAR) or t.status[foe, j] in (
+            T.STATUS_PSN, T.STATUS_BRN, T.STATUS_TOX):
+        return False
+    total = int(rng.choice([2, 2, 2, 3, 3, 3, 4, 5]))  # partialtrappinglock.durationCallback
+    damage = int(rng.integers(1, int(t.maxhp[foe, j])))
+    a.volatiles[user] |= S.VOLATILE_BIT["partialtrappinglock"]
+    a.lock_duration[user], a.lock_total[user] = 1, total
+    a.lock_damage[user], a.lock_move[user] = damage, move
+    sd = b.side
+    sd.last_selected_move[user], sd.last_selected_slot[user] = move, slot
+    sd.last_enemy_selected_move[user] = sd.last_move[user] = sd.last_enemy_move[user] = move
+    a.last_move[user] = move
+    a.volatiles[foe] |= S.VOLATILE_BIT["partiallytrapped"]
+    a.trapped_duration[foe], a.trapped_move[foe] = 1, move
+    a.trapped_maybe_locked[foe] = total > 2
+    t.hp[foe, j] = damage + 1
+    return True
 
 
 # Turns a case follows its move for while the user stays bound to it (Bide's release, the

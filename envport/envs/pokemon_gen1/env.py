@@ -279,10 +279,13 @@ class ShowdownReference:
         return SS.observe(self._state, self._state["mask"], np)
 
     def reset(self, seed: int) -> np.ndarray:
+        return self.reset_with_teams(seed, (supported_team(self.battle.worker, seed, 1),
+                                            supported_team(self.battle.worker, seed, 2)))
+
+    def reset_with_teams(self, seed: int, teams: tuple[str, str]) -> np.ndarray:
+        """A battle of two packed ``teams`` from ``seed``'s LCG seed."""
         from envport.envs.pokemon_gen1.reference import seed_words
 
-        teams = (supported_team(self.battle.worker, seed, 1),
-                 supported_team(self.battle.worker, seed, 2))
         self.battle.reset(teams=teams, battle_seed=seed_words(seed, 0))
         self._tape = list(self.battle.tape_records())
         self._refresh(np.zeros((2, S.TEAM_SIZE), bool))

@@ -117,11 +117,14 @@ class Summary:
 
 # ---- teams ----------------------------------------------------------------------------------
 
-def pool_team(rng: random.Random, worker: ShowdownWorker, size: int = 6) -> str:
+def pool_team(rng: random.Random, worker: ShowdownWorker, size: int = 6,
+              lead: str | None = None) -> str:
     """A team of ``size`` distinct random-battle species at their random-battle levels, each with
     1-4 distinct supported moves (Showdown plays the given team as is in this format), packed by
-    Showdown."""
+    Showdown; led by ``lead`` where given."""
     species = rng.sample(sorted(T.RANDOM_SETS), size)
+    if lead is not None:
+        species = [lead, *(sp for sp in species if sp != lead)][:size]
     team = []
     for sp in species:
         level = int(T.RANDOM_SETS[sp].get("level", 80))

@@ -62,21 +62,32 @@ def test_move_effects_sizes_cover_every_entry_twice_and_24_times():
     assert bide == list(C.SETUPS["bide"]) and len(bide) == 2
 
 
-def _setup_cases(move: str, which: int = 0) -> list[tuple[int, dict, int, list[int]]]:
+def _setup_cases(move: str, which: int = 0, step: bool = False) -> list[tuple]:
     """``move_effects``' states for ``move`` with its setup ``which`` of :data:`SETUPS`, as
     Showdown takes them back: ``(user, state, slot, the replies' slots)``, at least 5 of 20
-    tries."""
+    tries; with ``step``, each followed by Showdown's state and log after one turn (the user on
+    ``slot``, the other side on its first reply, else its first legal move)."""
     from envport.envs.pokemon_gen1 import env as V
 
     ref = V.ShowdownReference()
     rng = np.random.default_rng(3)
-    made = []
+    made: list[tuple] = []
     try:
         for seed in range(40, 60):
-            got = C._move_effect_state(ref, rng, seed, S.MOVE_ID[move], seed % 2, False,
+            user = seed % 2
+            got = C._move_effect_state(ref, rng, seed, S.MOVE_ID[move], user, False,
                                        C.SETUPS[move][which])
-            if got is not None:
-                made.append((seed % 2, *got))
+            if got is None:
+                continue
+            made.append((user, *got))
+            if step:
+                state, slot, replies = got
+                action = np.zeros(2, np.int32)
+                action[user] = slot
+                action[1 - user] = (replies[0] if replies
+                                    else np.flatnonzero(state["mask"][1 - user, :4])[0])
+                _, _, _, _, info = ref.step(action)
+                made[-1] += (ref.get_state(), info["log"])
     finally:
         ref.close()
     assert len(made) >= 5
@@ -184,3 +195,68 @@ def test_a_haze_setup_case_starts_with_the_foe_frozen_at_minus_six_speed():
         assert state["team.modified"][foe, j, spe] == SS.stage_stat(
             state["active.stored"][foe, spe], -6)
         assert state["mask"][foe, :4].tolist() == [True, False, False, False]
+
+
+def test_a_zero_damage_submission_setup_case_takes_no_recoil_in_showdown():
+    """``move_effects``' Submission setups (run I's survivor engine:m849, recoil after a hit
+    dealing 0): Chansey at -6 Attack and +6 accuracy with Focus Energy, against the lead of the
+    other side at +6 Defense without Reflect, of a species whose both types resist Fighting,
+    answering Growl. In Showdown the hit deals 0 (getDamage's 2 halved twice) and no recoil
+    follows, on all but a crit or a miss."""
+    from envport.envs.pokemon_gen1 import spec_support as SS
+
+    b = T.BOOST_INDEX
+    fighting = T.TYPE_ID["Fighting"]
+    foes = {T.SPECIES_IDS[sp] for sp in C._double_resisting("Fighting")}
+    assert len(foes) >= 5
+    assert all(T.EFFECTIVENESS[fighting, t] < 0 for sp in foes for t in T.SPECIES_TYPES[sp])
+    zero = 0
+    cases = _setup_cases("submission", 1, step=True)
+    for user, state, slot, replies, _, log in cases:
+        foe, k, j = 1 - user, int(state["active.slot"][user]), int(state["active.slot"][1 - user])
+        assert state["team.species"][user, k] == T.SPECIES_IDS["chansey"]
+        assert state["team.species"][foe, j] in foes
+        assert state["team.moves"][user, k, slot] == S.MOVE_ID["submission"]
+        assert state["team.moves"][foe, j, replies].tolist() == [S.MOVE_ID["growl"]]
+        assert [state["active.boosts"][user, b["atk"]], state["active.boosts"][user, b["accuracy"]],
+                state["active.boosts"][foe, b["def"]]] == [-6, 6, 6]
+        assert state["team.modified"][foe, j, b["def"]] == SS.stage_stat(
+            state["active.stored"][foe, b["def"]], 6)
+        assert int(state["active.volatiles"][user]) & S.VOLATILE_BIT["focusenergy"]
+        assert not int(state["active.volatiles"][foe]) & S.VOLATILE_BIT["reflect"]
+        hit = [i for i, line in enumerate(log)
+               if line.startswith("|move|") and "|Submission|" in line]
+        assert len(hit) == 1, log
+        after_hit = next((line for line in log[hit[0]:] if line.startswith("|-damage|")
+                          and f"p{foe + 1}a:" in line), "")
+        before_hp = f"{state['team.hp'][foe, j]}/{state['team.maxhp'][foe, j]}"
+        zero += (after_hit.split("|")[3].split()[0] == before_hp
+                 and not any("[from] Recoil" in x for x in log))
+    assert zero >= len(cases) - 2, f"{zero} of {len(cases)} hits dealt 0 without recoil"
+
+
+@pytest.mark.parametrize("move", ["wrap", "bind", "clamp", "firespin"])
+def test_a_trapping_last_turn_setup_case_restarts_the_trap_at_one_hp_in_showdown(move):
+    """``move_effects``' trapping setup (run I's survivor engine:m898): the user, poisoned at 1
+    HP, in the last turn of its lock of the move (as the turns before leave it: duration 1, the
+    move selected last, the foe trapped by it for 1 more turn), the foe at the stored damage + 1
+    HP. In Showdown the repeated hit leaves the foe at 1 HP and restarts its partiallytrapped
+    (duration 2); poison then knocks the user out and the turn ends there, so the restarted
+    trap is what the state holds (the foe's HP, not: a Leech Seed on the user heals it)."""
+    for user, state, slot, _, after, log in _setup_cases(move, 1, step=True):
+        foe, k, j = 1 - user, int(state["active.slot"][user]), int(state["active.slot"][1 - user])
+        assert slot == 0 and state["mask"][user, :4].tolist() == [True, False, False, False]
+        assert int(state["active.volatiles"][user]) & S.VOLATILE_BIT["partialtrappinglock"]
+        assert state["active.lock_duration"][user] == 1 and state["active.lock_move"][user] == (
+            S.MOVE_ID[move])
+        assert 2 <= state["active.lock_total"][user] <= 5
+        assert state["side.last_selected_move"][user] == S.MOVE_ID[move]
+        assert state["team.hp"][user, k] == 1 and state["team.status"][user, k] == T.STATUS_PSN
+        assert int(state["active.volatiles"][foe]) & S.VOLATILE_BIT["partiallytrapped"]
+        assert state["active.trapped_duration"][foe] == 1
+        assert state["team.hp"][foe, j] == state["active.lock_damage"][user] + 1
+        hit = next(line for line in log if line.startswith(f"|-damage|p{foe + 1}a:"))
+        assert hit.split("|")[3].split()[0] == f"1/{state['team.maxhp'][foe, j]}", "\n".join(log)
+        assert after["team.hp"][user, k] == 0, "\n".join(log)  # the user's Leech Seed may heal
+        assert int(after["active.volatiles"][foe]) & S.VOLATILE_BIT["partiallytrapped"]
+        assert after["active.trapped_duration"][foe] == 2
