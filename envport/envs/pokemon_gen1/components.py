@@ -48,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 342,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 352,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4104,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4224,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -922,15 +922,17 @@ def _double_resisting(move_type: str) -> tuple[str, ...]:
 # 20) then Growl twice (lastDamage back to 0 before Bide adds it again): 40 released.
 # Submission dealing 0 (getDamage's 2 or 3 halved twice by a double resistance; moveHit takes
 # no recoil then): Chansey at -6 Attack (its random-battle set has the lowest stored Attack)
-# into a +6 Defense double resister (both stats past 255, so both quartered: Attack 4 or 5,
+# into a +6 Defense double resister (the Defense past 255, so both stats quartered: Attack 4,
 # Defense at most 249) without Reflect, at +6 accuracy and with Focus Energy (Gen 1's bug: a
 # quarter of the crit chance, 6 / 256), so it hits and does not crit on most cases; the foe
-# answers Growl (Attack at -6 already: nothing changes). A trapping
-# lock's last turn whose repeated damage leaves the foe at 1 HP: the move's volatileStatus
-# restarts partiallytrapped on every hit while the target stands (the lock's own onAfterMove
-# does not on its last turn), which shows only where the turn ends before its residual: the
-# user poisoned at 1 HP faints after its move (onAfterMoveSelf), and Gen 1 clears the turn's
-# queue at a faint; no Leech Seed on the foe, which would knock it out.
+# answers Growl (Attack at -6 already: nothing changes). A trapping lock's last turn whose
+# repeated damage leaves the foe at 1 HP: the move's volatileStatus restarts partiallytrapped
+# on every hit while the target stands (the lock's own onAfterMove does not on its last turn),
+# which shows only where the turn ends before its residual: the user poisoned at 1 HP faints
+# after its move (onAfterMoveSelf), and Gen 1 clears the turn's queue at a faint; no Leech
+# Seed on the foe, which would knock it out first. The recoil and drain moves (Submission
+# has setups of its own) also hit a full Substitute: Gen 1 takes the recoil and drains only
+# where it holds (``substitute.onTryHit``), so either outcome tells which one the engine has.
 NO_SETUP = Setup()
 _ONE_HP_CONFUSED = (Setup(replies=("growl",), hp=1, confused=True,
                           foe_stages=(("evasion", 6),)),)
@@ -940,6 +942,7 @@ _ZERO_DAMAGE = Setup(replies=("growl",), lead="chansey", foe_leads=_double_resis
                      volatiles=("focusenergy",), foe_without=("reflect",))
 _TRAP_LAST = (NO_SETUP, Setup(hp=1, poisoned=True, foe_without=("leechseed",),
                               trap_last_turn=True))
+_INTO_SUBSTITUTE = (NO_SETUP, Setup(foe_substitute=True))
 # A move with several setups is a case entry per setup (:func:`move_effect_entries`).
 SETUPS: dict[str, tuple[Setup, ...]] = {
     "bide": (Setup(disabled=True, replies=("growl", "spore")),
@@ -949,7 +952,9 @@ SETUPS: dict[str, tuple[Setup, ...]] = {
     "recover": _GAP_255, "softboiled": _GAP_255, "rest": _GAP_255,
     "haze": (Setup(foe_frozen=True, foe_stages=(("spe", -6),)),),
     "submission": (NO_SETUP, _ZERO_DAMAGE, _ZERO_DAMAGE),
-    "wrap": _TRAP_LAST, "bind": _TRAP_LAST, "clamp": _TRAP_LAST, "firespin": _TRAP_LAST}
+    "wrap": _TRAP_LAST, "bind": _TRAP_LAST, "clamp": _TRAP_LAST, "firespin": _TRAP_LAST,
+    "takedown": _INTO_SUBSTITUTE, "doubleedge": _INTO_SUBSTITUTE, "absorb": _INTO_SUBSTITUTE,
+    "megadrain": _INTO_SUBSTITUTE, "leechlife": _INTO_SUBSTITUTE}
 
 
 def move_effect_entries() -> list[tuple[int, Setup]]:
@@ -1074,9 +1079,9 @@ def _trap_last_turn(b: S.Battle, user: int, move: int, slot: int,
     the move selected and used last (``side.commitChoices`` has a locked user use
     ``side.lastSelectedMove``); the foe's active trapped by it (partiallytrapped restarted at 2
     by the turn before, 1 after its residual; maybeLocked once a turn past the first) at D + 1
-    HP. False (nothing done) where either active holds a
-    volatile of :data:`_NOT_IN_TRAP` or a status that keeps the user from moving or would knock
-    the foe out at the turn's end."""
+    HP. False (nothing done) where either active holds a volatile of :data:`_NOT_IN_TRAP`, the
+    user a status that keeps it from moving, or the foe one that costs it HP before the hit
+    (residual damage after the move it cannot make, where it is faster)."""
     a, t = b.active, b.team
     foe = 1 - user
     k, j = int(a.slot[user]), int(a.slot[foe])

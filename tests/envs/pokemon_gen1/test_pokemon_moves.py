@@ -260,3 +260,17 @@ def test_a_trapping_last_turn_setup_case_restarts_the_trap_at_one_hp_in_showdown
         assert after["team.hp"][user, k] == 0, "\n".join(log)  # the user's Leech Seed may heal
         assert int(after["active.volatiles"][foe]) & S.VOLATILE_BIT["partiallytrapped"]
         assert after["active.trapped_duration"][foe] == 2
+
+
+@pytest.mark.parametrize("move", ["takedown", "megadrain"])
+def test_a_recoil_or_drain_setup_case_starts_against_a_full_substitute(move):
+    """``move_effects``' second setup of the recoil and drain moves (run H's engine:m799 after
+    session 43's new cases: recoil and drain where a Substitute holds, none where it breaks):
+    the foe's active behind a Substitute of floor(maxhp / 4) + 1 HP, the user knowing the
+    move; as Showdown takes the state back."""
+    for user, state, slot, replies in _setup_cases(move, 1):
+        foe, j = 1 - user, int(state["active.slot"][1 - user])
+        assert state["team.moves"][user, int(state["active.slot"][user]), slot] == S.MOVE_ID[move]
+        assert int(state["active.volatiles"][foe]) & S.VOLATILE_BIT["substitute"]
+        assert state["active.substitute_hp"][foe] == state["team.maxhp"][foe, j] // 4 + 1
+        assert replies == []
