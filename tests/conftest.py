@@ -32,7 +32,8 @@ if _XLA_CACHE not in os.environ:
 # overlap, before either is in the persistent cache).
 ONE_WORKER: dict[str, str] = {
     f"tests/envs/pokemon_gen1/test_pokemon_{name}.py": "pokemon-engine-step"
-    for name in ("agents", "engine", "env", "export", "moves", "trapping")}
+    for name in ("agents", "distribution", "engine", "env", "export", "moves",
+                 "trapping")}
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: unknown where xdist is not loaded

@@ -65,8 +65,9 @@ SPEC = EnvSpec(
         state_bins=lazy("envport.envs.pokemon_gen1.env:state_bins"),
         perturb=lazy("envport.envs.pokemon_gen1.spec_support:perturb"),
         max_rollout_steps=3000,
-        sample_reference_events=lazy("envport.envs.pokemon_gen1.env:reference_team_events"),
-        sample_translation_events=lazy("envport.envs.pokemon_gen1.env:translation_team_events"),
+        sample_reference_events=lazy("envport.envs.pokemon_gen1.distribution:reference_events"),
+        sample_translation_events=lazy(
+            "envport.envs.pokemon_gen1.distribution:translation_events"),
         components=COMPONENTS,
         rollout_distribution=lazy("envport.verify.rollout_distribution_games:pokemon_settings"),
         equivalent_mutants=lazy("envport.envs.pokemon_gen1.mutants:known_equivalent"),

@@ -444,8 +444,15 @@ class ShowdownWorker:
 
     def call(self, op: str, timeout: float | None = None, **args: Any) -> Any:
         """One request; its result, or the error raised as the matching exception."""
-        reply = self.request([{"op": op, **args}], timeout)[0]
-        return self._result(reply, {"op": op, **args})
+        return self.call_many([{"op": op, **args}], timeout)[0]
+
+    def call_many(self, requests: Sequence[Mapping[str, Any]], timeout: float | None = None
+                  ) -> list[Any]:
+        """One batch of requests, all applied; their results, or the first error raised as in
+        :meth:`call`."""
+        batch = [dict(r) for r in requests]
+        replies = self.request(batch, timeout)
+        return [self._result(r, q) for r, q in zip(replies, batch, strict=True)]
 
     def _result(self, reply: dict, request: Mapping[str, Any]) -> Any:
         if reply["ok"]:
@@ -473,8 +480,7 @@ class ShowdownWorker:
     def generate_teams(self, seeds: Sequence[Seed], format: str = FORMAT) -> list[str]:
         requests = [{"op": "generate_team", "seed": check_seed(s, "team seed"), "format": format}
                     for s in seeds]
-        return [self._result(r, q)["packed"]
-                for r, q in zip(self.request(requests), requests, strict=True)]
+        return [r["packed"] for r in self.call_many(requests)]
 
     def pack_team(self, team: Sequence[Mapping[str, Any]]) -> str:
         """``Teams.pack`` of a list of Showdown sets (see :func:`gen1_set`)."""
@@ -491,9 +497,8 @@ class ShowdownWorker:
     def choose_many(self, choices: Sequence[tuple[Any, Choice, Choice]],
                     timeout: float | None = None) -> list[dict]:
         """One batch of ``(battle_id, p1, p2)``; all are applied, then the first error raised."""
-        requests = [{"op": "choose", "battle_id": b, "p1": p1, "p2": p2} for b, p1, p2 in choices]
-        replies = self.request(requests, timeout)
-        return [self._result(r, q) for r, q in zip(replies, requests, strict=True)]
+        return self.call_many([{"op": "choose", "battle_id": b, "p1": p1, "p2": p2}
+                               for b, p1, p2 in choices], timeout)
 
     def reseed(self, battle_id: Any, seed: Seed) -> dict:
         """``battle.resetRNG(seed)``: the battle goes on from PRNG state ``seed`` (taped)."""
