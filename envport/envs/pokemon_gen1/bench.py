@@ -1,7 +1,8 @@
 """Showdown in-process vs the JAX engine batched: turns/s and battles/s in one run.
 
     python -m envport.envs.pokemon_gen1.bench [--seconds 10] [--batch-sizes 1 16 256 1024 4096]
-                                              [--devices N] [--json out.json] [--plot out.png]
+                                              [--devices N] [--no-reference]
+                                              [--json out.json] [--plot out.png]
 
 Both sides play the spec's baseline loop (section 6): random legal players, a uniformly random
 usable move, a uniformly random switch only when forced (no voluntary switches), a new battle
@@ -14,10 +15,11 @@ with two new teams whenever one ends.
   sides' ``engine.legal_mask``, the policy above from ``jax.random`` bits, ``engine.step`` under
   ``vmap``, and an ended battle replaced by a fresh one (``create.create`` of two pool teams and a
   new seed; ``batch / 8`` of them created per step, see :func:`make_loop`). Compilation excluded
-  (a warm-up run), the best of ``--repeats`` timed runs. With ``--devices N`` (default: one per
-  core) the batch is split over N XLA CPU devices (``shard_map``, each shard its own loop, keys
-  and refills; a batch N does not divide runs on one device): the JAX side uses the machine's
-  cores, Showdown one Node process, as the issue's ratio asks.
+  (a warm-up run), the best of ``--repeats`` timed runs. With ``--devices N`` (default: on CPU
+  one per core, else every accelerator) the batch is split over N XLA devices (``shard_map``,
+  each shard its own loop, keys and refills; a batch N does not divide runs on one device): the
+  JAX side uses the machine's cores, Showdown one Node process, as the issue's ratio asks.
+  ``--no-reference``: the JAX rows alone (a machine without Node, such as an accelerator's).
 
 Turns: Showdown's ``selfplay`` adds each finished battle's final turn counter; the JAX side counts
 the turn increments of every step in the timed window plus one per finished battle (the same
@@ -205,18 +207,23 @@ def memory() -> dict[str, int]:
 
 
 def run(batch_sizes: Sequence[int] = BATCH_SIZES, seconds: float = 10.0, repeats: int = 2,
-        progress: Any = None, devices: int = 1) -> dict[str, Any]:
+        progress: Any = None, devices: int = 1, reference: bool = True) -> dict[str, Any]:
+    """Both sides in one run; ``reference=False``: the JAX rows alone (a machine without Node,
+    such as an accelerator's), no ratios."""
     load_before = os.getloadavg()
-    ref = showdown_row(seconds)
-    if progress:
+    ref = showdown_row(seconds) if reference else None
+    if progress and ref:
         progress(ref)
     rows = jax_rows(batch_sizes, seconds, repeats, progress=progress, devices=devices)
     best = max(rows, key=lambda r: r["turns_per_s"])
-    return {"env": "pokemon-gen1", "showdown": ref, "jax": rows,
-            "ratio_turns_best": best["turns_per_s"] / ref["turns_per_s"],
-            "ratio_battles_best": best["battles_per_s"] / ref["battles_per_s"],
-            "ratio_turns_per_batch": {str(r["batch_size"]): r["turns_per_s"] / ref["turns_per_s"]
-                                      for r in rows},
+    ratios: dict[str, Any] = {"ratio_turns_best": None, "ratio_battles_best": None,
+                              "ratio_turns_per_batch": None}
+    if ref is not None:
+        ratios = {"ratio_turns_best": best["turns_per_s"] / ref["turns_per_s"],
+                  "ratio_battles_best": best["battles_per_s"] / ref["battles_per_s"],
+                  "ratio_turns_per_batch": {str(r["batch_size"]):
+                                            r["turns_per_s"] / ref["turns_per_s"] for r in rows}}
+    return {"env": "pokemon-gen1", "showdown": ref, "jax": rows, **ratios,
             "memory": memory(),
             "machine": {"cores": os.cpu_count(), "jax_backend": jax.default_backend(),
                         "jax_devices": len(jax.devices()),
@@ -234,8 +241,9 @@ def plot(result: dict[str, Any], path: str) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.loglog([r["batch_size"] for r in rows], [r["turns_per_s"] for r in rows], "o-",
               label="JAX engine, jit(vmap)")
-    ax.axhline(result["showdown"]["turns_per_s"], color="k", ls="--",
-               label="Showdown in-process (Node, 1 core)")
+    if result["showdown"] is not None:
+        ax.axhline(result["showdown"]["turns_per_s"], color="k", ls="--",
+                   label="Showdown in-process (Node, 1 core)")
     ax.set_xlabel("battles per batch")
     ax.set_ylabel("turns / s")
     ax.set_title("pokemon-gen1: random legal players")
@@ -248,18 +256,21 @@ def plot(result: dict[str, Any], path: str) -> None:
 def table(result: dict[str, Any]) -> str:
     ref = result["showdown"]
     lines = [f"{'backend':<10}{'batch':>7}{'battles/s':>12}{'turns/s':>12}{'steps/s':>12}"
-             f"{'vs Showdown':>13}",
-             f"{'showdown':<10}{1:>7}{ref['battles_per_s']:>12,.1f}{ref['turns_per_s']:>12,.0f}"
-             f"{'':>12}{1:>12.2f}x"]
+             f"{'vs Showdown':>13}"]
+    if ref is not None:
+        lines.append(f"{'showdown':<10}{1:>7}{ref['battles_per_s']:>12,.1f}"
+                     f"{ref['turns_per_s']:>12,.0f}{'':>12}{1:>12.2f}x")
     for r in result["jax"]:
         name = f"jax x{r.get('devices', 1)}"
+        vs = f"{r['turns_per_s'] / ref['turns_per_s']:>12.2f}x" if ref is not None else ""
         lines.append(f"{name:<10}{r['batch_size']:>7}{r['battles_per_s']:>12,.1f}"
-                     f"{r['turns_per_s']:>12,.0f}{r['steps_per_second']:>12,.0f}"
-                     f"{r['turns_per_s'] / ref['turns_per_s']:>12.2f}x")
+                     f"{r['turns_per_s']:>12,.0f}{r['steps_per_second']:>12,.0f}{vs}")
     m = result["memory"]
-    lines.append(f"best ratio (turns/s): {result['ratio_turns_best']:.1f}x; battle state "
-                 f"{m['battle_bytes']} bytes ({m['env_state_bytes']} with the env's seen mask); "
-                 f"load average {result['machine']['load_average']}")
+    best = (f"best ratio (turns/s): {result['ratio_turns_best']:.1f}x" if ref is not None
+            else "Showdown not run (--no-reference): no ratio from this run")
+    lines.append(f"{best}; battle state {m['battle_bytes']} bytes ({m['env_state_bytes']} with "
+                 f"the env's seen mask); jax {result['machine']['jax_backend']}; load average "
+                 f"{result['machine']['load_average']}")
     return "\n".join(lines)
 
 
@@ -293,16 +304,27 @@ def reference_throughput(batch_sizes: list[int], steps: int) -> list[dict[str, A
              "mode": "Showdown in-process selfplay (Node, 1 core), turns/s x steps per turn"}]
 
 
+def default_devices(backend: str, n_devices: int) -> int:
+    """``--devices`` when not given: one XLA CPU device per core on CPU (the command restarts
+    itself with them), every device of an accelerator backend."""
+    return (os.cpu_count() or 1) if backend == "cpu" else n_devices
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=10.0, help="per measurement")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=list(BATCH_SIZES))
-    ap.add_argument("--devices", type=int, default=os.cpu_count() or 1,
-                    help="XLA CPU devices the JAX batch is split over (default: one per core)")
+    ap.add_argument("--devices", type=int,
+                    help="devices the JAX batch is split over (default: on CPU one XLA device "
+                         "per core, else every accelerator)")
+    ap.add_argument("--no-reference", action="store_true",
+                    help="JAX rows only, no Showdown row and no ratio (a machine without Node)")
     ap.add_argument("--json", help="write the result here")
     ap.add_argument("--plot", help="write the turns/s plot here (PNG)")
     args = ap.parse_args(argv)
+    if args.devices is None:
+        args.devices = default_devices(jax.default_backend(), len(jax.devices()))
     for flag, bad in (("--seconds", args.seconds <= 0), ("--repeats", args.repeats < 1),
                       ("--batch-sizes", min(args.batch_sizes) < 1),
                       ("--devices", args.devices < 1)):
@@ -316,6 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.execve(sys.executable, [sys.executable, "-m", __spec__.name, *sys.argv[1:]],
                   {**os.environ, "XLA_FLAGS": flags})
     result = run(args.batch_sizes, args.seconds, args.repeats, devices=args.devices,
+                 reference=not args.no_reference,
                  progress=lambda r: print(f"  {r['backend']} batch {r['batch_size']}: "
                                           f"{r['turns_per_s']:,.0f} turns/s", flush=True))
     print(table(result))

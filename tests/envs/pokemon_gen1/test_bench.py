@@ -68,6 +68,24 @@ def test_bad_arguments_exit_2_naming_the_flag(argv, capsys):
     assert argv[0] in capsys.readouterr().err
 
 
+def test_devices_default_to_the_cores_on_cpu_and_to_every_accelerator_elsewhere():
+    assert bench.default_devices("cpu", 1) == (os.cpu_count() or 1)
+    # a GPU machine's 16 cores are not its device count: one H100 is one device
+    assert bench.default_devices("gpu", 1) == 1
+    assert bench.default_devices("gpu", 4) == 4
+
+
+def test_the_table_of_a_run_without_showdown_gives_no_ratio():
+    row = {"backend": "jax", "batch_size": 4096, "battles_per_s": 10.0, "turns_per_s": 480.0,
+           "steps_per_second": 500.0, "devices": 1}
+    result = {"showdown": None, "jax": [row], "ratio_turns_best": None,
+              "memory": {"battle_bytes": 758, "env_state_bytes": 770},
+              "machine": {"jax_backend": "gpu", "load_average": (0.0, 0.0, 0.0)}}
+    text = bench.table(result)
+    assert "showdown " not in text and "x\n" not in text
+    assert "Showdown not run (--no-reference)" in text and "480" in text
+
+
 @pytest.mark.slow
 def test_the_batch_split_over_two_devices_counts_both_shards(tmp_path):
     """``--devices 2`` in a process with one device: the command restarts itself with two XLA
