@@ -66,6 +66,27 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "state while the bit is clear: Showdown deletes the effect state, and the engine "
             "itself leaves lockedmove's, twoturnmove's and Bide's counters as they were when "
             "those go. test_pokemon_trapping's junk-counter battles check the claim"),
+        ("engine.py", "amount = jnp.maximum(dealt * drain[0] // jnp.maximum(drain[1], 1), 1)",
+         "// -> /"): (
+            "proof", "move_hit's drain amount as the float32 max(x / 2, 1) instead of the int32 "
+            "max(x // 2, 1), x = dealt * drain[0]: it is read only where `drains` holds, i.e. "
+            "for a drain move (T.MOVE_DRAIN: Absorb, Mega Drain, Leech Life and Dream Eater, "
+            "all 1/2), by bset's astype and heal's _i, which both truncate toward zero. There x "
+            "is the hit's HP damage or getDamage's uncapped damage, whose formula clips the "
+            "base at 997 before STAB and type effectiveness (at most 5,992, for any input), so "
+            "float32 holds x and x / 2 exactly; for x >= 2 the truncation of x / 2 is x // 2, "
+            "and for x <= 1 (negatives included) both maxima give 1. So last_damage and the "
+            "healed HP are the original's, and nothing else reads the amount"),
+        ("engine.py", 'more = number & (hits >= k) & (_i(mon(ctx, "hp", d)) > 0)', "> -> >="): (
+            "proof", "move_hit's hits 2..5 also run on a target at exactly 0 HP (one an earlier "
+            "hit knocked out): damage() does nothing there (its own `hp > 0` gate: no HP, no "
+            "lastDamage, 0 dealt), so only `done` differs (the last hit instead of the one that "
+            "knocked it out). Its readers: the Rage boosts (`done - 1` for a target not "
+            "standing), each applied by rage_boost -> boost(), which is gated by the target's "
+            "HP > 0, still 0 (nothing heals it in between): no stage, stat or draw changes; "
+            "and the secondary's `done == hits & standing`, false for a target at 0 HP either "
+            "way. Above 0 HP the two conditions agree, below 0 both are false. So every "
+            "output is the original's, for every input"),
         ("engine.py", 'jnp.maximum(_i(ctx["st"]["side"]["pokemon_left"][s]) - 1, 0), f)',
          "arguments 1 and 2 swapped"): (
             "proof", "jnp.maximum(0, n - 1) and jnp.maximum(n - 1, 0) are the same int32 for "

@@ -14,6 +14,12 @@ Named by ``PokemonGen1.mutation_plan["interaction_sources"]``; the recorded L2 o
 (``envport.verify.mutation.recorded.record``) draws its extra cases from it with L2's own
 policies and ``perturb``.
 
+One reset in :data:`GHOST_SHARE` (chosen from the seed alone, so the other seeds keep their
+teams) plays two all-Ghost teams instead (:func:`ghost_team`): Gen 1's Endless Battle Clause
+(``battle.endTurn``) ties a battle where every standing Pokemon of both sides is frozen or out of
+PP against a foe of Ghosts alone, which random-battle teams never reach; with the ``stalemate``
+perturbation (every standing Pokemon out of PP) L2 meets both outcomes of that test.
+
 L3 injects nothing after the start (both sides play from matched seeds and teams), so its extra
 battles (:func:`any_move_battles`, ``mutation_plan["rollout_sources"]``) draw from every
 supported move, the partial-trapping moves and Metronome included: the paths L2 cannot reach.
@@ -48,21 +54,45 @@ def any_move_team(rng: random.Random, worker: object, size: int = 6,
     return worker.pack_team(team)  # type: ignore[attr-defined]
 
 
+GHOSTS = tuple(sp for sp in sorted(T.SPECIES_IDS)
+               if T.TYPE_ID["Ghost"] in T.SPECIES_TYPES[T.SPECIES_IDS[sp]])
+GHOST_SHARE = 1 / 8
+
+
+def ghost_team(rng: random.Random, worker: object, moves: tuple[str, ...] = MOVES) -> str:
+    """A packed team of 1-3 distinct Ghosts (Gastly, Haunter, Gengar: all there are), each with
+    4 distinct moves of ``moves`` (a Pokemon whose four slots all hold PP differs from one out
+    of PP in every slot, the clause's test)."""
+    from envport.envs.pokemon_gen1.reference import gen1_set
+
+    team = []
+    for sp in rng.sample(GHOSTS, rng.randint(1, len(GHOSTS))):
+        level = int(T.RANDOM_SETS.get(sp, {}).get("level", rng.randint(50, 100)))
+        team.append(gen1_set(sp, rng.sample(moves, 4), level=level))
+    return worker.pack_team(team)  # type: ignore[attr-defined]
+
+
 class AnyMoveReference(ShowdownReference):
     """:class:`env.ShowdownReference` whose ``reset(seed)`` plays :func:`any_move_team` teams
     of ``moves`` drawn from ``seed`` (the battle's LCG seed from it too, as the plain
-    reset's)."""
+    reset's); with ``ghosts``, :func:`ghost_team` teams on that share of the seeds."""
 
-    def __init__(self, moves: tuple[str, ...] = MOVES, worker: Any = None) -> None:
+    def __init__(self, moves: tuple[str, ...] = MOVES, worker: Any = None,
+                 ghosts: float = 0.0) -> None:
         super().__init__(worker)
         self.moves = moves
+        self.ghosts = ghosts
 
     def reset(self, seed: int) -> np.ndarray:
         from envport.envs.pokemon_gen1.reference import seed_words
 
         rng = random.Random(seed)
         w = self.battle.worker
-        teams = (any_move_team(rng, w, moves=self.moves), any_move_team(rng, w, moves=self.moves))
+        if random.Random(f"ghosts-{seed}").random() < self.ghosts:
+            teams = (ghost_team(rng, w, self.moves), ghost_team(rng, w, self.moves))
+        else:
+            teams = (any_move_team(rng, w, moves=self.moves),
+                     any_move_team(rng, w, moves=self.moves))
         self.battle.reset(teams=teams, battle_seed=seed_words(seed, 0))
         self._tape = list(self.battle.tape_records())
         self._refresh(np.zeros((2, S.TEAM_SIZE), bool))
@@ -70,7 +100,7 @@ class AnyMoveReference(ShowdownReference):
 
 
 def any_move_reference() -> AnyMoveReference:
-    return AnyMoveReference()
+    return AnyMoveReference(ghosts=GHOST_SHARE)
 
 
 def any_move_battles() -> AnyMoveReference:

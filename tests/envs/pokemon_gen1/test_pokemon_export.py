@@ -196,6 +196,40 @@ def test_both_teams_out_of_pp_struggle_on_as_showdown_does(monkeypatch):
     assert endgames >= 3
 
 
+def test_ghost_teams_out_of_pp_tie_by_the_endless_battle_clause_as_in_showdown(monkeypatch):
+    """The mutation plan's L2 source on its all-Ghost seeds (``mutation_states.ghost_team``):
+    unperturbed, every Pokemon holds PP in its four slots and turns go on; under ``stalemate``
+    every standing one is out of PP against a foe of Ghosts alone, and Showdown's ``endTurn``
+    ties the battle. One step from each state equals the engine's."""
+    from envport.envs.pokemon_gen1 import env as V
+    from envport.envs.pokemon_gen1 import mutation_states as MS
+    from envport.envs.pokemon_gen1 import state as S
+    from envport.envs.pokemon_gen1 import tables as T
+
+    monkeypatch.setattr(SS, "PERTURBATIONS", ("stalemate",))
+    ref, other = MS.AnyMoveReference(ghosts=1.0), V.ShowdownReference()
+    rng = np.random.default_rng(31)
+    ghosts = {T.SPECIES_IDS[g] for g in MS.GHOSTS}
+    outcomes = {"tie": 0, "on": 0}
+    try:
+        for state, new in _perturbed_states(ref, rng, range(990, 993), 3):
+            present = state["team.present"]
+            assert set(state["team.species"][present].tolist()) <= ghosts
+            assert (state["team.moves"][present] > 0).all()  # four moves each
+            for s in (state, new):
+                if not all(_out_of_pp(s, p) for p in (0, 1)) and s is new:
+                    continue
+                assert _one_step_apart(other, s, np.zeros(2, np.int32)) == []
+                after = other.get_state()
+                tie = bool(after["battle.ended"]) and int(after["battle.winner"]) == S.WINNER_TIE
+                outcomes["tie" if tie else "on"] += 1
+                assert tie == (s is new), "the clause ties exactly the states out of PP"
+    finally:
+        ref.close()
+        other.close()
+    assert outcomes["tie"] >= 3 and outcomes["on"] >= 3, outcomes
+
+
 def test_set_volatiles_and_replaced_moves_are_showdown_states_that_step_alike(monkeypatch):
     """L2's ``volatile``, ``move`` and ``disable`` perturbations alone: each state Showdown gives
     back moved an active's plain volatiles, its Disable or a Pokemon's moves, and one step from

@@ -67,3 +67,27 @@ def test_any_move_battles_play_moves_off_the_pool_and_reinject_unchanged(any_mov
             again = any_move.get_state()
             assert all(np.array_equal(again[k], state[k]) for k in state)
     assert off_pool > 0  # the point of the source: moves random-battle teams never carry
+
+
+def test_one_seed_in_eight_plays_ghost_teams_and_the_others_keep_theirs():
+    """The L2 source's all-Ghost battles (the Endless Battle Clause's foe of Ghosts alone) come
+    from the seed alone: every other seed plays the teams it played without them."""
+    with_ghosts, without = MS.any_move_reference(), MS.AnyMoveReference()
+    ghosts = {T.SPECIES_IDS[g] for g in MS.GHOSTS}
+    ghost_seeds = 0
+    try:
+        for seed in range(24):
+            with_ghosts.reset(seed)
+            without.reset(seed)
+            a, b = with_ghosts.get_state(), without.get_state()
+            species = set(a["team.species"][a["team.present"]].tolist())
+            if species <= ghosts:
+                ghost_seeds += 1
+                assert (a["team.moves"][a["team.present"]] > 0).all()
+            else:
+                assert np.array_equal(a["team.species"], b["team.species"])
+                assert np.array_equal(a["team.moves"], b["team.moves"])
+    finally:
+        with_ghosts.close()
+        without.close()
+    assert 1 <= ghost_seeds <= 8
