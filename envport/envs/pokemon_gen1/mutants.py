@@ -87,6 +87,24 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "and the secondary's `done == hits & standing`, false for a target at 0 HP either "
             "way. Above 0 HP the two conditions agree, below 0 both are false. So every "
             "output is the original's, for every input"),
+        ("engine.py", 'ctx = set_vol(ctx, t, _V["partiallytrapped"], True, new)',
+         "arguments 2 and 3 swapped"): (
+            "proof", "trap_after_move's set_vol(ctx, 4, t, ...) indexes side 4: its scatter is "
+            "dropped, so where `new` holds the foe is not trapped afresh, and where it does not "
+            "(en false) nothing is written either way. `new` never holds: it needs the lock "
+            "held, the target (the foe; the trapping moves are not self-targeted) standing and "
+            "without partiallytrapped. A lock held at BeforeMove survives before_move only where "
+            "the foe holds partiallytrapped (the engine's reading of Showdown's "
+            "effectState.locked: endTurn's clean-up drops a lock whose foe is not trapped, so a "
+            "lock without it means the foe switched); a lock begun in this move's move_hit "
+            "(`traps`, the foe standing) gives the foe partiallytrapped in the same lines. "
+            "Between there and trap_after_move nothing clears a standing foe's partiallytrapped "
+            "(only end_turn's clean-up, residual's durations and rest_active at a faint or "
+            "switch do; Haze, paralysis and confusion clear other bits). So the step's state, "
+            "draws and tape are the original's for every input. A state with a lock and a foe "
+            "without partiallytrapped (tried as a move_effects setup in session 44) is one "
+            "Showdown's endTurn never leaves; there the engine ends the lock at BeforeMove and "
+            "Showdown, holding effectState.locked, does not"),
         ("engine.py", 'jnp.maximum(_i(ctx["st"]["side"]["pokemon_left"][s]) - 1, 0), f)',
          "arguments 1 and 2 swapped"): (
             "proof", "jnp.maximum(0, n - 1) and jnp.maximum(n - 1, 0) are the same int32 for "
