@@ -48,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 352,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 356,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4224,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4272,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -893,6 +893,7 @@ class Setup(NamedTuple):
     foe_without: tuple[str, ...] = ()  # plain volatiles the other active does not hold
     foe_frozen: bool = False  # the other active frozen (no case if it cannot be)
     foe_substitute: bool = False  # the other active behind a Substitute at its full HP
+    substitute: bool = False  # the user behind a Substitute at its full HP
     # the leads of two pool teams (``lockstep.pool_team``), the case from the battle's start:
     # the user's species, and the species the other side's is drawn from
     lead: str = ""
@@ -914,8 +915,10 @@ def _double_resisting(move_type: str) -> tuple[str, ...]:
 # before two tied volatiles (Disable, Bide); Growl first: it neither knocks the user out nor
 # binds the foe. A confused Jump Kick / High Jump Kick user at 1 HP, the foe at +6 evasion and
 # answering Growl (a hit would knock the user out first): it hurts itself or crashes on most
-# cases (both ``directDamage``), which must knock it out. Recover, Soft-Boiled and Rest 255 HP
-# below the user's max: the Gen 1 glitch where they fail (unless the HP is a multiple of 256).
+# cases (both ``directDamage``), which must knock it out; the same two, the user and the foe
+# each behind a Substitute: Gen 1's directDamage then hurts the foe's Substitute instead.
+# Recover, Soft-Boiled and Rest 255 HP below the user's max: the Gen 1 glitch where they fail
+# (unless the HP is a multiple of 256).
 # Haze against a frozen foe at -6 Speed (so Haze mostly comes first): the thawed foe's queued
 # move becomes 'cannotmove' because it has yet to act. Bide's release into a Substitute that
 # survives it: a slower foe behind a full Substitute answers Sonic Boom (20 HP, so lastDamage is
@@ -935,7 +938,9 @@ def _double_resisting(move_type: str) -> tuple[str, ...]:
 # where it holds (``substitute.onTryHit``), so either outcome tells which one the engine has.
 NO_SETUP = Setup()
 _ONE_HP_CONFUSED = (Setup(replies=("growl",), hp=1, confused=True,
-                          foe_stages=(("evasion", 6),)),)
+                          foe_stages=(("evasion", 6),)),
+                    Setup(replies=("growl",), confused=True, foe_stages=(("evasion", 6),),
+                          substitute=True, foe_substitute=True))
 _GAP_255 = (Setup(hp=-255),)
 _ZERO_DAMAGE = Setup(replies=("growl",), lead="chansey", foe_leads=_double_resisting("Fighting"),
                      stages=(("accuracy", 6), ("atk", -6)), foe_stages=(("def", 6),),
@@ -1046,9 +1051,11 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
             return None
         b.team.status[foe, j] = T.STATUS_FRZ
         b.team.status_by_ally[foe, j] = False
-    if setup.foe_substitute:  # mods/gen1/moves.ts substitute: floor(maxhp / 4) + 1 HP
-        a.volatiles[foe] |= S.VOLATILE_BIT["substitute"]
-        a.substitute_hp[foe] = int(b.team.maxhp[foe, j]) // 4 + 1
+    for s, k, behind in ((foe, j, setup.foe_substitute),
+                         (user, int(a.slot[user]), setup.substitute)):
+        if behind:  # mods/gen1/moves.ts substitute: floor(maxhp / 4) + 1 HP
+            a.volatiles[s] |= S.VOLATILE_BIT["substitute"]
+            a.substitute_hp[s] = int(b.team.maxhp[s, k]) // 4 + 1
     if setup.trap_last_turn and not _trap_last_turn(b, user, move, slots[0], rng):
         return None
     if foe_out_of_pp and not SS.empty_pp(b, foe):

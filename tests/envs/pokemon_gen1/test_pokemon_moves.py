@@ -262,6 +262,31 @@ def test_a_trapping_last_turn_setup_case_restarts_the_trap_at_one_hp_in_showdown
         assert after["active.trapped_duration"][foe] == 2
 
 
+@pytest.mark.parametrize("move", ["jumpkick", "highjumpkick"])
+def test_a_confused_kick_behind_a_substitute_hurts_the_foes_substitute_in_showdown(move):
+    """``move_effects``' second setup of the kicks (seed 2030's survivor engine:m550): the
+    confused user and the foe each behind a full Substitute, the foe at +6 evasion. Where the
+    user hurts itself or crashes (Showdown's log hints at Gen 1's rule), the foe's Substitute
+    takes the damage (left above 0, or broken) and the user's own Substitute stays."""
+    hurt = 0
+    for user, state, _slot, _, after, log in _setup_cases(move, 1, step=True):
+        foe = 1 - user
+        for s in (user, foe):
+            k = int(state["active.slot"][s])
+            assert int(state["active.volatiles"][s]) & S.VOLATILE_BIT["substitute"]
+            assert state["active.substitute_hp"][s] == state["team.maxhp"][s, k] // 4 + 1
+        if not any(line.startswith("|-hint|In Gen 1, if a Pokemon with a Substitute hurts")
+                   for line in log):
+            continue
+        hurt += 1
+        left = after["active.substitute_hp"][foe]
+        assert left < state["active.substitute_hp"][foe]
+        assert bool(int(after["active.volatiles"][foe]) & S.VOLATILE_BIT["substitute"]) == (
+            left > 0), "\n".join(log)
+        assert after["active.substitute_hp"][user] == state["active.substitute_hp"][user]
+    assert hurt >= 3
+
+
 @pytest.mark.parametrize("move", ["takedown", "megadrain"])
 def test_a_recoil_or_drain_setup_case_starts_against_a_full_substitute(move):
     """``move_effects``' second setup of the recoil and drain moves (run H's engine:m799 after
