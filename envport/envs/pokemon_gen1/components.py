@@ -48,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 356,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 360,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4272,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4320,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -948,6 +948,10 @@ _ZERO_DAMAGE = Setup(replies=("growl",), lead="chansey", foe_leads=_double_resis
 _TRAP_LAST = (NO_SETUP, Setup(hp=1, poisoned=True, foe_without=("leechseed",),
                               trap_last_turn=True))
 _INTO_SUBSTITUTE = (NO_SETUP, Setup(foe_substitute=True))
+# Minimize and Defense Curl at +6: the boost changes nothing, so moveHit fails the move before
+# its volatile
+_AT_CAP = {"minimize": (NO_SETUP, Setup(stages=(("evasion", 6),))),
+           "defensecurl": (NO_SETUP, Setup(stages=(("def", 6),)))}
 # A move with several setups is a case entry per setup (:func:`move_effect_entries`).
 SETUPS: dict[str, tuple[Setup, ...]] = {
     "bide": (Setup(disabled=True, replies=("growl", "spore")),
@@ -959,7 +963,7 @@ SETUPS: dict[str, tuple[Setup, ...]] = {
     "submission": (NO_SETUP, _ZERO_DAMAGE, _ZERO_DAMAGE),
     "wrap": _TRAP_LAST, "bind": _TRAP_LAST, "clamp": _TRAP_LAST, "firespin": _TRAP_LAST,
     "takedown": _INTO_SUBSTITUTE, "doubleedge": _INTO_SUBSTITUTE, "absorb": _INTO_SUBSTITUTE,
-    "megadrain": _INTO_SUBSTITUTE, "leechlife": _INTO_SUBSTITUTE}
+    "megadrain": _INTO_SUBSTITUTE, "leechlife": _INTO_SUBSTITUTE, **_AT_CAP}
 
 
 def move_effect_entries() -> list[tuple[int, Setup]]:

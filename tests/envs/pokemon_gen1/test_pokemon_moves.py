@@ -287,6 +287,24 @@ def test_a_confused_kick_behind_a_substitute_hurts_the_foes_substitute_in_showdo
     assert hurt >= 3
 
 
+@pytest.mark.parametrize(("move", "stage", "volatile"), [("minimize", 6, "minimize"),
+                                                          ("defensecurl", 1, "defensecurl")])
+def test_a_self_boost_at_plus_6_fails_before_its_volatile_in_showdown(move, stage, volatile):
+    """``move_effects``' second setup of Minimize and Defense Curl (run J again's survivor
+    engine:m1239): the user at +6 in the stage the move raises. The boost changes nothing, so
+    Showdown's moveHit fails the move before its volatile: a user without it stays without."""
+    failed = 0
+    for user, state, _slot, _, after, log in _setup_cases(move, 1, step=True):
+        assert state["active.boosts"][user, stage] == 6
+        bit = S.VOLATILE_BIT[volatile]
+        used = any(line.startswith(f"|move|p{user + 1}a:") for line in log)
+        if used and not int(state["active.volatiles"][user]) & bit and not after["battle.ended"]:
+            assert not int(after["active.volatiles"][user]) & bit, "\n".join(log)
+            assert after["active.boosts"][user, stage] == 6
+            failed += 1
+    assert failed >= 3
+
+
 @pytest.mark.parametrize("move", ["takedown", "megadrain"])
 def test_a_recoil_or_drain_setup_case_starts_against_a_full_substitute(move):
     """``move_effects``' second setup of the recoil and drain moves (run H's engine:m799 after
