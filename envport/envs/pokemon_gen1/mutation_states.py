@@ -40,21 +40,25 @@ from envport.envs.pokemon_gen1.env import ShowdownReference
 # Every supported move whose states Showdown injects back unchanged (see the module docstring).
 MOVES: tuple[str, ...] = tuple(
     m for m in MV.SUPPORTED_MOVES if m not in MV.FAMILIES["trap"] + MV.FAMILIES["metronome"])
+SPECIES: tuple[str, ...] = tuple(sorted(T.SPECIES_IDS))
 
 
 def any_move_team(rng: random.Random, worker: object, size: int = 6,
-                  moves: tuple[str, ...] = MOVES) -> str:
-    """A packed team of ``size`` distinct species, each with 2-4 distinct moves of ``moves``."""
+                  moves: tuple[str, ...] = MOVES, species: tuple[str, ...] = SPECIES,
+                  move_counts: tuple[int, ...] = (2, 3, 4, 4)) -> str:
+    """A packed team of ``size`` distinct ``species``, each with a count drawn from
+    ``move_counts`` of distinct moves of ``moves`` (no draw when there is one count)."""
     from envport.envs.pokemon_gen1.reference import gen1_set
 
     team = []
-    for sp in rng.sample(sorted(T.SPECIES_IDS), size):
+    for sp in rng.sample(species, size):
         level = int(T.RANDOM_SETS.get(sp, {}).get("level", rng.randint(50, 100)))
-        team.append(gen1_set(sp, rng.sample(moves, rng.choice([2, 3, 4, 4])), level=level))
+        count = rng.choice(move_counts) if len(move_counts) > 1 else move_counts[0]
+        team.append(gen1_set(sp, rng.sample(moves, count), level=level))
     return worker.pack_team(team)  # type: ignore[attr-defined]
 
 
-GHOSTS = tuple(sp for sp in sorted(T.SPECIES_IDS)
+GHOSTS = tuple(sp for sp in SPECIES
                if T.TYPE_ID["Ghost"] in T.SPECIES_TYPES[T.SPECIES_IDS[sp]])
 GHOST_SHARE = 1 / 8
 
@@ -63,13 +67,7 @@ def ghost_team(rng: random.Random, worker: object, moves: tuple[str, ...] = MOVE
     """A packed team of 1-3 distinct Ghosts (Gastly, Haunter, Gengar: all there are), each with
     4 distinct moves of ``moves`` (a Pokemon whose four slots all hold PP differs from one out
     of PP in every slot, the clause's test)."""
-    from envport.envs.pokemon_gen1.reference import gen1_set
-
-    team = []
-    for sp in rng.sample(GHOSTS, rng.randint(1, len(GHOSTS))):
-        level = int(T.RANDOM_SETS.get(sp, {}).get("level", rng.randint(50, 100)))
-        team.append(gen1_set(sp, rng.sample(moves, 4), level=level))
-    return worker.pack_team(team)  # type: ignore[attr-defined]
+    return any_move_team(rng, worker, rng.randint(1, len(GHOSTS)), moves, GHOSTS, (4,))
 
 
 class AnyMoveReference(ShowdownReference):
