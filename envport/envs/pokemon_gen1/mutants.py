@@ -110,4 +110,26 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "proof", "jnp.maximum(0, n - 1) and jnp.maximum(n - 1, 0) are the same int32 for "
             "every n (maximum is commutative, and the Python 0 is weakly typed, so the result "
             "keeps n's dtype in either order)"),
+        ("engine.py", "ctx, _ = damage(ctx, made & (maxhp_t > 3), t, maxhp_t // 4, False)",
+         "> -> >="): (
+            "proof", "move_hit's Substitute also calls damage() where the user's max HP is "
+            "exactly 3 (int32: the two conditions differ nowhere else). There the amount is "
+            "maxhp_t // 4 = 0, which damage() keeps at 0 (it clamps to 1 only a nonzero "
+            "amount): it writes the HP back unchanged (hp - 0), sets no lastDamage "
+            "(sets_last_damage is False) and draws nothing, and its returned HP is discarded. "
+            "So every output is the original's, for every input"),
+        ("engine.py", "self_t = jnp.asarray(T.MOVE_TARGET_SELF)[move] & (move < T.N_MOVES)  "
+         "# not 'cannotmove'", "< -> <="): (
+            "proof", "use_move's self_t also lets through move == T.N_MOVES (int32: the two "
+            "conditions differ nowhere else), the row of the pseudo-move 'recharge'. Its "
+            "MOVE_TARGET_SELF is False (tables._col fills the column with False and only real "
+            "moves' rows and 'nomove' (Fissure's 'normal') are set; "
+            "test_pokemon_mutants checks the row), so self_t is False at that move in both. "
+            "So every output is the original's, for every input"),
+        ("prng.py", "return mul_full(a, b)[0]", "arguments 1 and 2 swapped"): (
+            "proof", "mul_hi(a, b) as mul_full(b, a): mul_full's expression is symmetric in its "
+            "two arguments (both go through the same _u32 and 16-bit split; swapping them "
+            "exchanges p01 and p10, which enter mid and hi only as the sums "
+            "(p01 & M) + (p10 & M) and (p01 >> 16) + (p10 >> 16), and p00, p11 are unchanged), "
+            "so the same uint32 arrays come out for every input, broadcasting included"),
     }
