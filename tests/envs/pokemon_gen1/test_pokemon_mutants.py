@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+import pytest
+
 from envport.envs.pokemon_gen1.mutants import known_equivalent
 from envport.verify.mutation.generate import generate
 
@@ -58,3 +61,37 @@ def test_the_action_space_prints_what_it_holds():
 
     text = repr(JointChoice())
     assert text == repr(JointChoice()) and " at 0x" not in text
+
+
+def test_showdown_cannot_play_a_frozen_fight_from_a_slot_a_transform_emptied():
+    """The premise of ``run_move``'s ``t_has_pp`` proof (``moves > 0`` -> ``>= 0``, run K's
+    engine:m1075): the one path on which the engine's ``deduct_pp`` would take PP from an empty
+    slot (``last_selected_slot`` past the moves a Transform left, used without a new choice) is
+    a frozen or sleeping Pokemon's "fight", and Showdown's Gen 1 ``side.commitChoices`` throws
+    there ("moveSlot is null"), so no battle goes on from such a state. Mew transforms from its
+    fourth slot into a Snorlax of two moves, whose Ice Beam freezes it."""
+    from envport.envs.pokemon_gen1.env import ShowdownReference
+    from envport.envs.pokemon_gen1.reference import ShowdownError, gen1_set
+
+    ref = ShowdownReference()
+    try:
+        w = ref.battle.worker
+        mew = w.pack_team([gen1_set("mew", ["psychic", "thunderbolt", "softboiled", "transform"])])
+        snorlax = w.pack_team([gen1_set("snorlax", ["icebeam", "fireblast"])])
+        frozen = 0
+        for seed in range(400):
+            ref.reset_with_teams(seed, (mew, snorlax))
+            ref.step(np.array([3, 0]))  # Transform (slot 4) against Ice Beam
+            mon = ref.battle.export()["sides"][0]["pokemon"][0]
+            if not (mon.get("transformed") and mon.get("status") == "frz"):
+                continue
+            assert len(mon["moveSlots"]) == 2 and ref.battle.export()["sides"][0][
+                "lastSelectedMoveSlot"] == 3
+            with pytest.raises(ShowdownError, match="moveSlot is null"):
+                ref.step(np.array([0, 1]))
+            frozen += 1
+            if frozen == 2:
+                break
+    finally:
+        ref.close()
+    assert frozen == 2
