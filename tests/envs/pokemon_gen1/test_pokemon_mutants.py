@@ -35,8 +35,6 @@ def test_the_premises_of_the_table_lookups_proofs():
     """The proofs of ``use_move``'s ``move < T.N_MOVES`` mutant and ``mul_hi``'s swapped
     arguments rest on a table row and on ``mul_full``'s symmetry: checked here, so a change to
     either fails a test instead of leaving a stale proof."""
-    import numpy as np
-
     from envport.envs.pokemon_gen1 import prng
     from envport.envs.pokemon_gen1 import tables as T
 
@@ -82,11 +80,11 @@ def test_showdown_cannot_play_a_frozen_fight_from_a_slot_a_transform_emptied():
         for seed in range(400):
             ref.reset_with_teams(seed, (mew, snorlax))
             ref.step(np.array([3, 0]))  # Transform (slot 4) against Ice Beam
-            mon = ref.battle.export()["sides"][0]["pokemon"][0]
+            side = ref.battle.export()["sides"][0]
+            mon = side["pokemon"][0]
             if not (mon.get("transformed") and mon.get("status") == "frz"):
                 continue
-            assert len(mon["moveSlots"]) == 2 and ref.battle.export()["sides"][0][
-                "lastSelectedMoveSlot"] == 3
+            assert len(mon["moveSlots"]) == 2 and side["lastSelectedMoveSlot"] == 3
             with pytest.raises(ShowdownError, match="moveSlot is null"):
                 ref.step(np.array([0, 1]))
             frozen += 1
