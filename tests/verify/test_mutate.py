@@ -62,6 +62,35 @@ def test_float_boundaries_are_located_in_the_jaxpr():
     assert not float_boundary(env, on_ints.mutant, path)
 
 
+def test_a_table_key_without_a_column_must_name_the_only_site_on_its_line():
+    """A known-equivalent reason keyed without a column would cover every site of its mutation
+    on the line: refused where the line has two (the one written for ``moves > 0`` covered
+    ``t_pp > 0`` too), accepted once the key names its column or every site, or where the
+    line has one site."""
+    from types import SimpleNamespace
+
+    from envport.verify.mutation.equivalence import EVERY_SITE, check_known_table, known_reason
+    from envport.verify.mutation.generate import Mutant
+
+    line = "ok = (moves > 0) & (pp > 0)"
+
+    def site(column: int) -> tuple[str, Mutant]:
+        return "engine.py", Mutant(id=f"m{column}", operator="compare", line=1, original="",
+                                   mutated="", top_level="f", statement=0,
+                                   description="> -> >=", source_line=line, column=column)
+
+    reason = ("proof", "why")
+    with pytest.raises(ValueError, match=r"matches columns \[6, 20\]"):
+        check_known_table({("engine.py", line, "> -> >="): reason}, [site(6), site(20)])
+    check_known_table({("engine.py", line, "> -> >=", 6): reason}, [site(6), site(20)])
+    check_known_table({("engine.py", line, "> -> >=", EVERY_SITE): reason}, [site(6), site(20)])
+    check_known_table({("engine.py", line, "> -> >="): reason}, [site(6)])
+    for fourth, kinds in ((6, ["proof", ""]), (EVERY_SITE, ["proof", "proof"])):
+        table = {("engine.py", line, "> -> >=", fourth): reason}
+        spec = SimpleNamespace(verification=SimpleNamespace(equivalent_mutants=lambda t=table: t))
+        assert [known_reason(spec, "/x/engine.py", m)[0] for _, m in (site(6), site(20))] == kinds
+
+
 def test_sampling_is_spread_over_operators():
     _, mutants = cartpole_mutants()
     chosen = mutate.sample(mutants, 14, seed=3)

@@ -48,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 360,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 362,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4320,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4344,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -901,6 +901,7 @@ class Setup(NamedTuple):
     # the user in the last turn of its own lock of this (trapping) move, as the turns before
     # leave it: the lock's damage stored, the foe trapped by it at that damage + 1 HP
     trap_last_turn: bool = False
+    foe_spent: bool = False  # the other active with PP left in one of its moves only
 
 
 def _double_resisting(move_type: str) -> tuple[str, ...]:
@@ -936,6 +937,8 @@ def _double_resisting(move_type: str) -> tuple[str, ...]:
 # Seed on the foe, which would knock it out first. The recoil and drain moves (Submission
 # has setups of its own) also hit a full Substitute: Gen 1 takes the recoil and drains only
 # where it holds (``substitute.onTryHit``), so either outcome tells which one the engine has.
+# Disable at +6 accuracy against a foe with PP left in one move only: its onStart samples
+# among the moves with PP (one: random(1)), not among all the foe's moves.
 NO_SETUP = Setup()
 _ONE_HP_CONFUSED = (Setup(replies=("growl",), hp=1, confused=True,
                           foe_stages=(("evasion", 6),)),
@@ -963,7 +966,8 @@ SETUPS: dict[str, tuple[Setup, ...]] = {
     "submission": (NO_SETUP, _ZERO_DAMAGE, _ZERO_DAMAGE),
     "wrap": _TRAP_LAST, "bind": _TRAP_LAST, "clamp": _TRAP_LAST, "firespin": _TRAP_LAST,
     "takedown": _INTO_SUBSTITUTE, "doubleedge": _INTO_SUBSTITUTE, "absorb": _INTO_SUBSTITUTE,
-    "megadrain": _INTO_SUBSTITUTE, "leechlife": _INTO_SUBSTITUTE, **_AT_CAP}
+    "megadrain": _INTO_SUBSTITUTE, "leechlife": _INTO_SUBSTITUTE, **_AT_CAP,
+    "disable": (NO_SETUP, Setup(stages=(("accuracy", 6),), foe_spent=True))}
 
 
 def move_effect_entries() -> list[tuple[int, Setup]]:
@@ -1063,6 +1067,8 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
     if setup.trap_last_turn and not _trap_last_turn(b, user, move, slots[0], rng):
         return None
     if foe_out_of_pp and not SS.empty_pp(b, foe):
+        return None
+    if setup.foe_spent and not SS.empty_pp(b, foe, keep=1, rng=rng):
         return None
     template = V.stored_json(state)
     assert template is not None  # the reference's own state

@@ -1,8 +1,10 @@
 """The Gen 1 engine's mutants that are equivalent to it, with the reason (``envport mutate
 pokemon-gen1``; the README's "Mutation" has the runs that found them).
 
-Keyed by (file, original source line, mutation); applied only to mutants that survive every
-layer, so a stale entry can never hide a detectable bug. Kinds: "proof" holds for every input;
+Keyed by (file, original source line, mutation), plus the column where the line has several
+sites of that mutation (``envport mutate`` refuses a key that would cover sites its reason was
+not written for); applied only to mutants that survive every layer, so an entry never
+overrides a kill. Kinds: "proof" holds for every input;
 "reachable" holds on every state a battle can reach and on the verifier's injected states
 (Showdown's exports and L2's perturbations, which keep every standing Pokemon at 1 HP or more),
 not on arbitrary arrays.
@@ -126,9 +128,10 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "moves' rows and 'nomove' (Fissure's 'normal') are set; "
             "test_pokemon_mutants checks the row), so self_t is False at that move in both. "
             "So every output is the original's, for every input"),
-        ("engine.py", 't_has_pp = (mon(ctx, "moves", t) > 0) & (t_pp > 0)', "> -> >="): (
+        ("engine.py", 't_has_pp = (mon(ctx, "moves", t) > 0) & (t_pp > 0)', "> -> >=", 12): (
             "reachable", "move_hit's t_has_pp (Disable's failure test and its sample among the "
-            "slots with PP) also counts an empty slot that holds PP; no state has one. Showdown "
+            "slots with PP) with `moves >= 0` also counts an empty slot that holds PP; no "
+            "state has one. Showdown "
             "has no empty slots: the bridge writes 0 PP into the padding, base slots too, and "
             "perturb writes PP only into slots holding a move. In the engine, create's empty "
             "slots get MOVE_PP[0] = 0; Transform writes 0 where the foe has no move; Mimic "

@@ -503,17 +503,22 @@ def replaceable_slots(b: S.Battle, s: int, k: int) -> list[int]:
         is_active and borrowed(a, s, j))]
 
 
-def empty_pp(b: S.Battle, s: int, k: int | None = None) -> bool:
-    """Side ``s``'s Pokemon ``k`` (default: the active) left with no PP in any move (numpy, in
-    place); False (nothing done) where the active has a Transform or Mimic slot, or no PP is
-    left already."""
+def empty_pp(b: S.Battle, s: int, k: int | None = None, keep: int = 0,
+             rng: np.random.Generator | None = None) -> bool:
+    """Side ``s``'s Pokemon ``k`` (default: the active) left with no PP in any move but
+    ``keep`` of those with PP, drawn by ``rng`` (numpy, in place); False (nothing done) where
+    the active has a Transform or Mimic slot, or no more than ``keep`` moves have PP."""
+    if keep and rng is None:
+        raise ValueError("empty_pp: keep > 0 needs an rng to draw the moves kept")
     a, t = b.active, b.team
     k = int(a.slot[s]) if k is None else k
     real = [i for i in range(S.N_MOVE_SLOTS) if t.moves[s, k, i]]
     virtual = k == a.slot[s] and any(borrowed(a, s, i) for i in real)
-    if virtual or not any(t.pp[s, k, i] for i in real):
+    with_pp = [i for i in real if t.pp[s, k, i]]
+    if virtual or len(with_pp) <= keep:
         return False
-    t.pp[s, k, real] = 0
+    kept = set(rng.choice(with_pp, keep, replace=False).tolist()) if rng is not None else set()
+    t.pp[s, k, [i for i in real if i not in kept]] = 0
     return True
 
 

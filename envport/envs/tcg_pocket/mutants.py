@@ -1,8 +1,10 @@
 """The JAX engine's mutants that are equivalent to it, with the reason (``envport mutate
 tcg-pocket``; the README's "envport mutate" has the runs that found them).
 
-Keyed by (file, original source line, mutation); applied only to mutants that survive every
-layer in every declared mode, so a stale entry can never hide a detectable bug. Kinds: "proof"
+Keyed by (file, original source line, mutation), plus the column (or ``EVERY_SITE``) where the
+line has several sites of that mutation (``envport mutate`` refuses a key that would cover
+sites its reason was not written for); applied only to mutants that survive every layer in
+every declared mode, so an entry never overrides a kill. Kinds: "proof"
 holds for every input; "reachable" holds on every state a game can reach from a reset (and on
 the reference's states the bridge injects), not on arbitrary arrays.
 """
@@ -10,6 +12,8 @@ the reference's states the bridge injects), not on arbitrary arrays.
 from __future__ import annotations
 
 from typing import Any
+
+from envport.verify.mutation.equivalence import EVERY_SITE
 
 # cards.py fills these per-card tables for Pokémon only (``if _c["kind"] != "pokemon":
 # continue``; HP for the fossils too, ids 216-218), and no Pokémon's id is above 225 (of 232):
@@ -48,7 +52,7 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
         "count(hand), which is 0 already (or past the end of the row when the hand is full: "
         "no write). So deck and hand are unchanged, and draw changes nothing else")
     out[("rules.py", "evo = h_ok & IS_POKEMON[hand_cards] & (STAGE[hand_cards] > 0)",
-         "& -> |")] = (
+         "& -> |", EVERY_SITE)] = (
         "reachable", "evo counts only where match & target_ok hold, which need "
         "EVOLVES_FROM[h] to equal a card in play (target_ok: tops != 0), so a card in hand "
         "whose EVOLVES_FROM is a card id: cards.py writes it for Stage 1 and 2 Pokémon only, "
@@ -57,7 +61,7 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
         "card 0, whose EVOLVES_FROM is 0). Where evo counts, all three terms are true, so "
         "either `&` made `|` (both mutants share this key) gives the same mask")
     out[("rng.py", "return count + jnp.where(on & h, 1, 0), jnp.where(on, r2, r)",
-         "arguments 1 and 2 swapped")] = (
+         "arguments 1 and 2 swapped", 15)] = (
         "proof", "jnp.where(1, on & h, 0) is the bool on & h (the condition 1 is always "
         "true), promoted to the int32 count's type by the addition: True adds 1 and False 0, "
         "as jnp.where(on & h, 1, 0) does, and the sum keeps count's dtype (int32), the "

@@ -11,7 +11,7 @@ never hide a detectable bug.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -202,14 +202,39 @@ def explain_equivalence(spec: Any, envs: dict[str, Any], mutant: Mutant, path: s
     return known_reason(spec, path, mutant)
 
 
+# A table key's fourth element that covers every site of its mutation on the line (a reason
+# written for all of them), in place of one site's column.
+EVERY_SITE = "every site"
+
+
 def known_reason(spec: Any, path: str, mutant: Mutant) -> tuple[str, str]:
     """The environment's own table's (kind, why) for ``mutant`` of the file at ``path``, or
-    ("", ""): a key naming the column holds for that site of the line only, one without it for
-    every site of that mutation on the line."""
+    ("", ""): a key naming the column holds for that site of the line only, one ending in
+    :data:`EVERY_SITE` for every site of that mutation on the line, one with neither for the
+    line's one site (:func:`check_known_table` refuses it where the line has several)."""
     known = spec.verification.equivalent_mutants
     table = known() if known is not None else {}
     key = (Path(path).name, mutant.source_line, mutant.description)
-    return table.get((*key, mutant.column), table.get(key, ("", "")))
+    return table.get((*key, mutant.column), table.get((*key, EVERY_SITE), table.get(key, ("", ""))))
+
+
+def check_known_table(table: dict[tuple[Any, ...], tuple[str, str]],
+                      sites: Iterable[tuple[str, Mutant]]) -> None:
+    """Raise ValueError naming each key of an environment's table of equivalent mutants that
+    has no fourth element while its line has several sites of its mutation among ``sites``
+    ((file name, mutant) pairs): a reason written for one site would be applied to the others
+    too, hiding a mutant no one examined (``t_pp > 0`` beside ``moves > 0`` on one line, say).
+    Such a key names its site's column, or :data:`EVERY_SITE` where its reason covers all."""
+    columns: dict[tuple[Any, ...], list[int]] = {}
+    for file, m in sites:
+        columns.setdefault((file, m.source_line, m.description), []).append(m.column)
+    bad = [f"{key} matches columns {sorted(columns[key])}" for key in table
+           if len(key) == 3 and len(columns.get(key, ())) > 1]
+    if bad:
+        raise ValueError("the table of equivalent mutants has keys without a column on lines "
+                         "with several sites of their mutation; add the column of the site "
+                         f"each reason is for, or {EVERY_SITE!r} where it covers every site: "
+                         + "; ".join(bad))
 
 
 # jax.numpy functions whose first two arguments commute, and why.

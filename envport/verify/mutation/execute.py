@@ -41,6 +41,7 @@ from envport.scale import own_path
 from envport.verify.layers import LAYERS
 from envport.verify.mutation.apply import applied
 from envport.verify.mutation.equivalence import (
+    check_known_table,
     compiled_programs,
     explain_equivalence,
     fingerprint,
@@ -470,6 +471,9 @@ def run_mutation(env_name: str, *, max_mutants: int | None = None, workers: int 
     modules = translation_modules(spec)
     names = ", ".join(Path(inspect.getfile(m)).name for m in modules)
     every = generate_all(modules, operators)
+    if spec.verification.equivalent_mutants is not None:
+        check_known_table(spec.verification.equivalent_mutants(),
+                          [(f"{m.mutant.module.rsplit('.', 1)[-1]}.py", m.mutant) for m in every])
     if only:
         ids = {m.mutant.id for m in every}
         missing = [i for i in only if i not in ids]

@@ -305,6 +305,28 @@ def test_a_self_boost_at_plus_6_fails_before_its_volatile_in_showdown(move, stag
     assert failed >= 3
 
 
+def test_disable_against_a_foe_with_pp_in_one_move_disables_that_move_in_showdown():
+    """``move_effects``' second Disable setup (run K's survivor engine:m1075, ``t_pp > 0`` ->
+    ``>= 0``: Disable's sample among all the foe's moves): the user at +6 accuracy, the foe's
+    active with PP in one move only. Where Showdown's Disable starts, it disables that move
+    (named by the log's ``-start``: the volatile may end within the turn)."""
+    started = 0
+    for user, state, slot, _, _after, log in _setup_cases("disable", 1, step=True):
+        foe, j = 1 - user, int(state["active.slot"][1 - user])
+        moves, pp = state["team.moves"][foe, j], state["team.pp"][foe, j]
+        with_pp = np.flatnonzero((moves > 0) & (pp > 0))
+        assert len(with_pp) == 1 and (moves > 0).sum() > 1
+        k = int(state["active.slot"][user])
+        assert state["team.moves"][user, k, slot] == S.MOVE_ID["disable"]
+        assert state["active.boosts"][user, T.BOOST_INDEX["accuracy"]] == 6
+        for line in log:
+            if line.startswith(f"|-start|p{foe + 1}a:") and "|Disable|" in line:
+                name = "".join(ch for ch in line.split("|")[4].lower() if ch.isalnum())
+                assert name == S.MOVE_NAME[int(moves[with_pp[0]])], "\n".join(log)
+                started += 1
+    assert started >= 3
+
+
 @pytest.mark.parametrize("move", ["takedown", "megadrain"])
 def test_a_recoil_or_drain_setup_case_starts_against_a_full_substitute(move):
     """``move_effects``' second setup of the recoil and drain moves (run H's engine:m799 after

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from envport.envs.pokemon_gen1.mutants import known_equivalent
+from envport.verify.mutation.equivalence import EVERY_SITE, check_known_table
 from envport.verify.mutation.generate import generate
 
 # The operators of the table's mutations, per file: generating all ~3,400 of the engine's
@@ -20,15 +21,19 @@ OPERATORS = {"engine.py": ("arith", "compare", "constant", "swap_args"),
 
 def test_every_known_equivalent_names_a_mutant_of_the_engine():
     sites: set[tuple[object, ...]] = set()
+    mutants = []
     for file in {key[0] for key in known_equivalent()}:
         module = importlib.import_module(f"envport.envs.pokemon_gen1.{file[:-3]}")
         for ms in generate(module, OPERATORS[file]):
             m = ms.mutant
+            mutants.append((file, m))
             sites |= {(file, m.source_line, m.description),
-                      (file, m.source_line, m.description, m.column)}
+                      (file, m.source_line, m.description, m.column),
+                      (file, m.source_line, m.description, EVERY_SITE)}
     for key, (kind, reason) in known_equivalent().items():
         assert key in sites, f"{key}: no such mutant of the operators {OPERATORS[key[0]]}"
         assert kind in ("proof", "reachable") and len(reason) > 80
+    check_known_table(known_equivalent(), mutants)
 
 
 def test_the_premises_of_the_table_lookups_proofs():

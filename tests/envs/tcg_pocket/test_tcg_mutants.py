@@ -10,6 +10,7 @@ import numpy as np
 
 from envport.envs.tcg_pocket.jax_engine import cards as C
 from envport.envs.tcg_pocket.mutants import known_equivalent
+from envport.verify.mutation.equivalence import EVERY_SITE, check_known_table
 
 ENGINE = Path(C.__file__).parent
 
@@ -20,15 +21,19 @@ def test_every_known_equivalent_names_a_mutant_of_the_engine():
     from envport.verify.mutation.generate import generate
 
     sites: set[tuple[object, ...]] = set()
+    mutants = []
     for file in {key[0] for key in known_equivalent()}:
         module = importlib.import_module(f"envport.envs.tcg_pocket.jax_engine.{file[:-3]}")
         for ms in generate(module):
             m = ms.mutant
+            mutants.append((file, m))
             sites |= {(file, m.source_line, m.description),
-                      (file, m.source_line, m.description, m.column)}
+                      (file, m.source_line, m.description, m.column),
+                      (file, m.source_line, m.description, EVERY_SITE)}
     for key, (kind, reason) in known_equivalent().items():
         assert key in sites, key
         assert kind in ("proof", "reachable") and len(reason) > 80
+    check_known_table(known_equivalent(), mutants)
 
 
 def test_a_column_key_holds_for_its_site_only():
