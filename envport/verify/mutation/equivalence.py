@@ -4,8 +4,10 @@ In order: the same traced programs (jaxprs) in every declared mode (:func:`finge
 before any layer runs); the same optimised XLA programs (:func:`compiled_programs`); a float
 boundary swap under a tolerance (:func:`float_boundary`); commutative arguments; and the
 environment's own table of mutants shown equivalent by hand
-(``SPEC.verification.equivalent_mutants``). Applied only to survivors, so a stale reason can
-never hide a detectable bug.
+(``SPEC.verification.equivalent_mutants``). Applied only to survivors, so a reason never
+overrides a kill; a table reason that covers more sites than it was written for could still
+hide an undetected bug, so a key must name its site where a line has several
+(:func:`check_known_table`).
 """
 
 from __future__ import annotations
