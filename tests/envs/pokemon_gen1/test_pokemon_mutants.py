@@ -67,12 +67,14 @@ def test_the_action_space_prints_what_it_holds():
 
 
 def test_showdown_cannot_play_a_frozen_fight_from_a_slot_a_transform_emptied():
-    """The premise of ``run_move``'s ``t_has_pp`` proof (``moves > 0`` -> ``>= 0``, run K's
-    engine:m1075): the one path on which the engine's ``deduct_pp`` would take PP from an empty
-    slot (``last_selected_slot`` past the moves a Transform left, used without a new choice) is
-    a frozen or sleeping Pokemon's "fight", and Showdown's Gen 1 ``side.commitChoices`` throws
-    there ("moveSlot is null"), so no battle goes on from such a state. Mew transforms from its
-    fourth slot into a Snorlax of two moves, whose Ice Beam freezes it."""
+    """The premise of the "reachable" reason for ``move_hit``'s ``t_has_pp`` with ``moves > 0``
+    -> ``>= 0`` (its key names column 12; ``t_pp > 0`` on the same line is another mutant, run
+    K's engine:m1075, which ``move_effects`` kills): the one path on which the engine's
+    ``deduct_pp`` would take PP from an empty slot (``last_selected_slot`` past the moves a
+    Transform left, used without a new choice) is a frozen or sleeping Pokemon's "fight", and
+    Showdown's Gen 1 ``side.commitChoices`` throws there ("moveSlot is null"), so no battle
+    goes on from such a state. Mew transforms from its fourth slot into a Snorlax of two
+    moves, whose Ice Beam freezes it."""
     from envport.envs.pokemon_gen1.env import ShowdownReference
     from envport.envs.pokemon_gen1.reference import ShowdownError, gen1_set
 
