@@ -48,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 362,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 366,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4344,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4392,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -898,9 +898,11 @@ class Setup(NamedTuple):
     # the user's species, and the species the other side's is drawn from
     lead: str = ""
     foe_leads: tuple[str, ...] = ()
+    lead_moves: int = 0  # with ``lead``: every member of both teams knows this many moves (0: 2-4)
     # the user in the last turn of its own lock of this (trapping) move, as the turns before
     # leave it: the lock's damage stored, the foe trapped by it at that damage + 1 HP
     trap_last_turn: bool = False
+    trap_damage: int = -1  # the lock's stored damage there (-1: drawn, 1 .. the foe's max HP - 1)
     foe_spent: bool = False  # the other active with PP left in one of its moves only
 
 
@@ -939,6 +941,12 @@ def _double_resisting(move_type: str) -> tuple[str, ...]:
 # where it holds (``substitute.onTryHit``), so either outcome tells which one the engine has.
 # Disable at +6 accuracy against a foe with PP left in one move only: its onStart samples
 # among the moves with PP (one: random(1)), not among all the foe's moves.
+# Fire Spin's lock whose first hit dealt 0 (a double resister, Rock/Water, at +6 Special
+# against the user at -6: getDamage's 2 halved twice), so its stored damage is 0: the lock's
+# last turn repeats 0, with no crit or roll drawn (getDamage returns the lock's damage before
+# the formula whatever it is); no Leech Seed on the foe, which would knock it out first.
+# Transform between two Pokemon that each know 3 moves: Showdown has no slot 3 on either side,
+# base or not.
 NO_SETUP = Setup()
 _ONE_HP_CONFUSED = (Setup(replies=("growl",), hp=1, confused=True,
                           foe_stages=(("evasion", 6),)),
@@ -964,7 +972,12 @@ SETUPS: dict[str, tuple[Setup, ...]] = {
     "recover": _GAP_255, "softboiled": _GAP_255, "rest": _GAP_255,
     "haze": (Setup(foe_frozen=True, foe_stages=(("spe", -6),)),),
     "submission": (NO_SETUP, _ZERO_DAMAGE, _ZERO_DAMAGE),
-    "wrap": _TRAP_LAST, "bind": _TRAP_LAST, "clamp": _TRAP_LAST, "firespin": _TRAP_LAST,
+    "wrap": _TRAP_LAST, "bind": _TRAP_LAST, "clamp": _TRAP_LAST,
+    "firespin": (*_TRAP_LAST, Setup(lead="charizard", foe_leads=_double_resisting("Fire"),
+                                    foe_without=("leechseed",), trap_last_turn=True,
+                                    trap_damage=0)),
+    "transform": (NO_SETUP, Setup(lead="ditto", foe_leads=("ditto", "mew", "snorlax", "tauros"),
+                                  lead_moves=3)),
     "takedown": _INTO_SUBSTITUTE, "doubleedge": _INTO_SUBSTITUTE, "absorb": _INTO_SUBSTITUTE,
     "megadrain": _INTO_SUBSTITUTE, "leechlife": _INTO_SUBSTITUTE, **_AT_CAP,
     "disable": (NO_SETUP, Setup(stages=(("accuracy", 6),), foe_spent=True))}
@@ -996,7 +1009,8 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
         from envport.envs.pokemon_gen1.lockstep import pool_team
 
         teams = [pool_team(random.Random(int(rng.integers(2**32))), ref.battle.worker,
-                           lead=lead) for lead in (setup.lead, str(rng.choice(setup.foe_leads)))]
+                           lead=lead, n_moves=setup.lead_moves or None)
+                 for lead in (setup.lead, str(rng.choice(setup.foe_leads)))]
         ref.reset_with_teams(seed, (teams[user], teams[1 - user]))
         turns = 0  # the leads
     else:
@@ -1064,7 +1078,8 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
         if behind:  # mods/gen1/moves.ts substitute: floor(maxhp / 4) + 1 HP
             a.volatiles[s] |= S.VOLATILE_BIT["substitute"]
             a.substitute_hp[s] = int(b.team.maxhp[s, k]) // 4 + 1
-    if setup.trap_last_turn and not _trap_last_turn(b, user, move, slots[0], rng):
+    if setup.trap_last_turn and not _trap_last_turn(b, user, move, slots[0], rng,
+                                                    setup.trap_damage):
         return None
     if foe_out_of_pp and not SS.empty_pp(b, foe):
         return None
@@ -1089,10 +1104,11 @@ _NOT_IN_TRAP = sum(S.VOLATILE_BIT[v] for v in (
 
 
 def _trap_last_turn(b: S.Battle, user: int, move: int, slot: int,
-                    rng: np.random.Generator) -> bool:
+                    rng: np.random.Generator, damage: int = -1) -> bool:
     """``user``'s active in the last turn of its lock of the trapping ``move`` (in its move
     slot ``slot``; numpy, in place), as mods/gen1/conditions.ts partialtrappinglock leaves it
-    after its earlier turns: duration 1 of 2-5, the first hit's damage D stored (lastDamage);
+    after its earlier turns: duration 1 of 2-5, the first hit's damage D stored (lastDamage:
+    ``damage``, or drawn from 1 .. the foe's max HP - 1 where it is negative);
     the move selected and used last (``side.commitChoices`` has a locked user use
     ``side.lastSelectedMove``); the foe's active trapped by it (partiallytrapped restarted at 2
     by the turn before, 1 after its residual; maybeLocked once a turn past the first) at D + 1
@@ -1108,7 +1124,8 @@ def _trap_last_turn(b: S.Battle, user: int, move: int, slot: int,
             T.STATUS_PSN, T.STATUS_BRN, T.STATUS_TOX):
         return False
     total = int(rng.choice([2, 2, 2, 3, 3, 3, 4, 5]))  # partialtrappinglock.durationCallback
-    damage = int(rng.integers(1, int(t.maxhp[foe, j])))
+    if damage < 0:
+        damage = int(rng.integers(1, int(t.maxhp[foe, j])))
     a.volatiles[user] |= S.VOLATILE_BIT["partialtrappinglock"]
     a.lock_duration[user], a.lock_total[user] = 1, total
     a.lock_damage[user], a.lock_move[user] = damage, move

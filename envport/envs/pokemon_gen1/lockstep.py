@@ -118,17 +118,18 @@ class Summary:
 # ---- teams ----------------------------------------------------------------------------------
 
 def pool_team(rng: random.Random, worker: ShowdownWorker, size: int = 6,
-              lead: str | None = None) -> str:
+              lead: str | None = None, n_moves: int | None = None) -> str:
     """A team of ``size`` distinct random-battle species at their random-battle levels, each with
-    1-4 distinct supported moves (Showdown plays the given team as is in this format), packed by
-    Showdown; led by ``lead`` where given."""
+    2-4 distinct supported moves (``n_moves`` each where given; Showdown plays the given team as
+    is in this format), packed by Showdown; led by ``lead`` where given."""
     species = rng.sample(sorted(T.RANDOM_SETS), size)
     if lead is not None:
         species = [lead, *(sp for sp in species if sp != lead)][:size]
     team = []
     for sp in species:
         level = int(T.RANDOM_SETS[sp].get("level", 80))
-        moves = rng.sample(MV.SUPPORTED_MOVES, rng.choice([2, 3, 4, 4, 4]))
+        count = rng.choice([2, 3, 4, 4, 4]) if n_moves is None else n_moves
+        moves = rng.sample(MV.SUPPORTED_MOVES, count)
         team.append(gen1_set(sp, moves, level=level))
     return worker.pack_team(team)
 

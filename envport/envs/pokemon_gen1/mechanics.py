@@ -276,8 +276,8 @@ HITS_2_TO_5 = np.array([2, 2, 2, 3, 3, 3, 4, 5], np.int32)
 
 def multihit_count(state: Any, move: Any) -> tuple[Array, Array, Array]:
     """Hits of a multi-hit move: [2, 5] -> ``sample([2,2,2,3,3,3,4,5])``; a fixed count (Double
-    Kick, Twineedle: 2) draws nothing; other ranges ``random(lo, hi + 1)`` (none in Gen 1).
-    Returns ``(state, hits, drew)``; hits = 1 (and no draw) for other moves."""
+    Kick, Twineedle, Bonemerang: 2) draws nothing; other ranges ``random(lo, hi + 1)`` (none in
+    Gen 1). Returns ``(state, hits, drew)``; hits = 1 (and no draw) for other moves."""
     move = _i(move)
     lo = _i(jnp.asarray(T.MOVE_MULTIHIT_MIN)[move])
     hi = _i(jnp.asarray(T.MOVE_MULTIHIT_MAX)[move])

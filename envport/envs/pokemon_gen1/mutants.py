@@ -1,18 +1,28 @@
 """The Gen 1 engine's mutants that are equivalent to it, with the reason (``envport mutate
 pokemon-gen1``; the README's "Mutation" has the runs that found them).
 
-Keyed by (file, original source line, mutation), plus the column where the line has several
-sites of that mutation (``envport mutate`` refuses a key that would cover sites its reason was
-not written for); applied only to mutants that survive every layer, so an entry never
-overrides a kill. Kinds: "proof" holds for every input;
-"reachable" holds on every state a battle can reach and on the verifier's injected states
-(Showdown's exports and L2's perturbations, which keep every standing Pokemon at 1 HP or more),
-not on arbitrary arrays.
+Keyed by (file, original source line, mutation), plus the column (or ``EVERY_SITE``) where the
+line has several sites of that mutation (``envport mutate`` refuses a key that would cover
+sites its reason was not written for); applied only to mutants that survive every layer, so an
+entry never overrides a kill. Kinds: "proof" holds for every input; "reachable" holds on every
+state a battle can reach and on the verifier's injected states (Showdown's exports and L2's
+perturbations, which keep every standing Pokemon at 1 HP or more), not on arbitrary arrays.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from envport.verify.mutation.equivalence import EVERY_SITE
+
+# move_hit's write-back of the stored accuracy, for each of the two volatiles that keep one
+_STORED_NOT_0 = (
+    "move_hit writes the attacker's {0} accuracy back ({1}) where mechanics.accuracy's "
+    "`stored` is > 0 instead of >= 0; `stored` is never 0: it is "
+    "jnp.where(always | (override < 0), -1, a) with a = jnp.clip(..., 1, 255) at that point "
+    "(the +1 of self-targeting moves comes after and goes only into the numerator), so it is "
+    "-1 or 1..255 for every input (test_pokemon_mutants checks every move, stage pair and "
+    "override). The two conditions differ nowhere, so every output is the original's")
 
 
 def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
@@ -146,6 +156,23 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "There Showdown's Gen 1 side.commitChoices throws ('moveSlot is null'), so no "
             "battle goes on from that state (test_pokemon_mutants checks the throw). A scratch "
             "run of 1,342 engine battles of pool teams found no empty slot with PP"),
+        ("engine.py", 'ctx = aset(ctx, "locked_accuracy", a, acc.stored, go & has_lock & '
+         "(acc.stored >= 0))", ">= -> >"): (
+            "proof", _STORED_NOT_0.format("lockedmove", "locked_accuracy")),
+        ("engine.py", 'ctx = aset(ctx, "rage_accuracy", a, acc.stored, go & has_rage & '
+         "(acc.stored >= 0))", ">= -> >"): (
+            "proof", _STORED_NOT_0.format("rage", "rage_accuracy")),
+        ("mechanics.py", "s_range, h_range = prng.random_range(state, lo, jnp.maximum(hi + 1, "
+         "lo + 1))", "+ -> -", EVERY_SITE): (
+            "proof", "multihit_count's general range random(lo, max(hi + 1, lo + 1)) with either "
+            "+ made a - (so a different upper bound); its state and hits are read only where "
+            "`ranged` holds (lo > 0, lo != hi, not the [2, 5] of HITS_2_TO_5), and no row of "
+            "T.MOVE_MULTIHIT_MIN / MAX is such a range: Gen 1 has the [2, 5] moves, the fixed "
+            "2 of Double Kick, Twineedle and Bonemerang (lo == hi) and lo == 0 for the rest "
+            "(test_pokemon_mutants checks every row). A move id outside the table indexes a "
+            "row all the same (JAX wraps a negative index and clamps one out of range), "
+            "random_range is a pure function of its arguments, and neither draw is recorded "
+            "here: the returned state and hits are the original's for every input"),
         ("prng.py", "return mul_full(a, b)[0]", "arguments 1 and 2 swapped"): (
             "proof", "mul_hi(a, b) as mul_full(b, a): mul_full's expression is symmetric in its "
             "two arguments (both go through the same _u32 and 16-bit split; swapping them "

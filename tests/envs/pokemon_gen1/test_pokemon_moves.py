@@ -262,6 +262,51 @@ def test_a_trapping_last_turn_setup_case_restarts_the_trap_at_one_hp_in_showdown
         assert after["active.trapped_duration"][foe] == 2
 
 
+def test_a_fire_spin_lock_that_stored_0_repeats_0_in_showdown():
+    """``move_effects``' third Fire Spin setup (run L's survivor mechanics:m410, ``trap_lock
+    >= 0`` -> ``> 0`` in getDamage): the lock's last turn with 0 stored, as a first hit into
+    a Rock/Water lead leaves it (a double resistance halves getDamage's 2 to 0), the foe at
+    1 HP. In Showdown the repeated hit deals 0 and crits nothing: the foe is left at 1 HP."""
+    foes = {T.SPECIES_IDS[sp] for sp in C._double_resisting("Fire")}
+    assert len(foes) >= 2
+    for user, state, slot, _, _after, log in _setup_cases("firespin", 2, step=True):
+        foe, j = 1 - user, int(state["active.slot"][1 - user])
+        assert slot == 0 and state["active.lock_move"][user] == S.MOVE_ID["firespin"]
+        assert int(state["active.volatiles"][user]) & S.VOLATILE_BIT["partialtrappinglock"]
+        assert state["active.lock_damage"][user] == 0 and state["active.lock_duration"][user] == 1
+        assert state["team.species"][foe, j] in foes and state["team.hp"][foe, j] == 1
+        assert any(line.startswith(f"|move|p{user + 1}a:") and "|Fire Spin|" in line
+                   for line in log), "\n".join(log)
+        assert not any(line.startswith("|-crit|") for line in log), "\n".join(log)
+        # the hit's line (a Leech Seed on the user may heal the foe later in the turn)
+        hit = next(line for line in log if line.startswith(f"|-damage|p{foe + 1}a:"))
+        assert hit.split("|")[3].split()[0] == f"1/{state['team.maxhp'][foe, j]}", "\n".join(log)
+
+
+def test_a_transform_setup_case_between_three_move_leads_leaves_no_fourth_slot_in_showdown():
+    """``move_effects``' second Transform setup (run L's survivor engine:m1409, one more
+    separate base slot past both move lists): Ditto and the other side's lead each knowing 3
+    moves, the user Transform among them. Where Showdown's Transform works, the user holds the
+    foe's 3 moves as virtual slots over its own 3 base slots, and nothing in slot 4, base or
+    not."""
+    worked = 0
+    for user, state, slot, _, after, log in _setup_cases("transform", 1, step=True):
+        foe = 1 - user
+        k, j = int(state["active.slot"][user]), int(state["active.slot"][foe])
+        assert state["team.species"][user, k] == T.SPECIES_IDS["ditto"]
+        assert state["team.moves"][user, k, slot] == S.MOVE_ID["transform"]
+        assert [(state["team.moves"][s, i] > 0).sum() for s, i in ((user, k), (foe, j))] == [3, 3]
+        if not any(line.startswith(f"|-transform|p{user + 1}a:") for line in log) or (
+                after["team.hp"][user, k] == 0):  # no Transform, or the user out after it
+            continue
+        worked += 1
+        assert after["active.base_separate"][user].tolist() == [True, True, True, False]
+        assert after["active.slot_virtual"][user].tolist() == [True, True, True, False]
+        assert after["team.moves"][user, k, 3] == 0
+        assert after["active.base_moves"][user, 3] == 0
+    assert worked >= 3
+
+
 @pytest.mark.parametrize("move", ["jumpkick", "highjumpkick"])
 def test_a_confused_kick_behind_a_substitute_hurts_the_foes_substitute_in_showdown(move):
     """``move_effects``' second setup of the kicks (seed 2030's survivor engine:m550): the

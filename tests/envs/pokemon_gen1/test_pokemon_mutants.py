@@ -56,6 +56,32 @@ def test_the_premises_of_the_table_lookups_proofs():
     assert np.array_equal(hi_ab, hi_ba) and np.array_equal(lo_ab, lo_ba)
 
 
+def test_the_premises_of_the_stored_accuracy_and_multihit_range_proofs():
+    """The proofs of ``move_hit``'s two ``acc.stored >= 0`` mutants and ``multihit_count``'s
+    range mutants rest on ``mechanics.accuracy``'s ``stored`` never being 0 and on no row of
+    the multi-hit table being a general range: both checked here, over every move, stage pair,
+    a spread of overrides and both flags, and over every row."""
+    from envport.envs.pokemon_gen1 import mechanics as M
+    from envport.envs.pokemon_gen1 import tables as T
+
+    lo = np.asarray(T.MOVE_MULTIHIT_MIN, np.int32)
+    hi = np.asarray(T.MOVE_MULTIHIT_MAX, np.int32)
+    two_to_five = (lo == 2) & (hi == 5)
+    assert not ((lo > 0) & (lo != hi) & ~two_to_five).any()
+    assert two_to_five.sum() >= 5 and ((lo == 2) & (hi == 2)).sum() >= 2  # the columns are filled
+    moves = np.arange(len(T.MOVE_ACCURACY))[:, None, None, None]
+    stages = np.arange(-6, 7)
+    overrides = np.array([-1, 0, 1, 2, 3, 100, 200, 254, 255, 256, 1000])
+    for must_recharge in (False, True):
+        for trapped in (False, True):
+            acc = M.accuracy(moves, stages[:, None, None], stages[:, None], must_recharge,
+                             overrides, trapped)
+            stored = np.asarray(acc.stored)
+            assert stored.shape == (len(T.MOVE_ACCURACY), 13, 13, len(overrides))
+            assert ((stored == -1) | ((stored >= 1) & (stored <= 255))).all()
+            assert (stored == -1).any() and (stored == 1).any() and (stored == 255).any()
+
+
 def test_the_action_space_prints_what_it_holds():
     """``envport mutate`` looks for a survivor's equivalence only where the mutant's spaces
     print as the original's (``equivalence.fingerprint``); a repr with the object's address
