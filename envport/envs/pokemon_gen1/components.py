@@ -23,7 +23,7 @@ import json
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import jax
@@ -48,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 366,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 370,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4392,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4440,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -904,6 +904,12 @@ class Setup(NamedTuple):
     trap_last_turn: bool = False
     trap_damage: int = -1  # the lock's stored damage there (-1: drawn, 1 .. the foe's max HP - 1)
     foe_spent: bool = False  # the other active with PP left in one of its moves only
+    # both actives with fakepartiallytrapped for one more turn, as the turn after a trapping
+    # lock of 2-4 turns leaves them (partialtrappinglock.onAfterMove on its last turn)
+    fake_trapped: bool = False
+    # the LCG seed drawn (Showdown as the oracle) so that the case's first turn flinches the
+    # other active: its log has ``cant ... flinch``
+    flinches: bool = False
 
 
 def _double_resisting(move_type: str) -> tuple[str, ...]:
@@ -947,6 +953,11 @@ def _double_resisting(move_type: str) -> tuple[str, ...]:
 # the formula whatever it is); no Leech Seed on the foe, which would knock it out first.
 # Transform between two Pokemon that each know 3 moves: Showdown has no slot 3 on either side,
 # base or not.
+# Headbutt (30% flinch) by the faster side in the turn after a trapping lock ended, the foe
+# answering Growl, with an LCG seed under which it flinches: the residual then has the foe's two
+# duration volatiles (fakepartiallytrapped, flinch) against the user's one, so its shuffle
+# draws for the slower side's group alone. Twice, so that the user is side 1 in one of the two
+# (the residual's order depends on which side is faster).
 NO_SETUP = Setup()
 _ONE_HP_CONFUSED = (Setup(replies=("growl",), hp=1, confused=True,
                           foe_stages=(("evasion", 6),)),
@@ -959,6 +970,8 @@ _ZERO_DAMAGE = Setup(replies=("growl",), lead="chansey", foe_leads=_double_resis
 _TRAP_LAST = (NO_SETUP, Setup(hp=1, poisoned=True, foe_without=("leechseed",),
                               trap_last_turn=True))
 _INTO_SUBSTITUTE = (NO_SETUP, Setup(foe_substitute=True))
+_FLINCH_AFTER_TRAP = Setup(replies=("growl",), stages=(("spe", 6),), foe_stages=(("spe", -6),),
+                           fake_trapped=True, flinches=True)
 # Minimize and Defense Curl at +6: the boost changes nothing, so moveHit fails the move before
 # its volatile
 _AT_CAP = {"minimize": (NO_SETUP, Setup(stages=(("evasion", 6),))),
@@ -980,7 +993,8 @@ SETUPS: dict[str, tuple[Setup, ...]] = {
                                   lead_moves=3)),
     "takedown": _INTO_SUBSTITUTE, "doubleedge": _INTO_SUBSTITUTE, "absorb": _INTO_SUBSTITUTE,
     "megadrain": _INTO_SUBSTITUTE, "leechlife": _INTO_SUBSTITUTE, **_AT_CAP,
-    "disable": (NO_SETUP, Setup(stages=(("accuracy", 6),), foe_spent=True))}
+    "disable": (NO_SETUP, Setup(stages=(("accuracy", 6),), foe_spent=True)),
+    "headbutt": (NO_SETUP, _FLINCH_AFTER_TRAP, _FLINCH_AFTER_TRAP)}
 
 
 def move_effect_entries() -> list[tuple[int, Setup]]:
@@ -1085,6 +1099,12 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
         return None
     if setup.foe_spent and not SS.empty_pp(b, foe, keep=1, rng=rng):
         return None
+    if setup.fake_trapped:
+        if (int(a.volatiles[user]) | int(a.volatiles[foe])) & _NOT_IN_TRAP:
+            return None
+        for s in (user, foe):
+            a.volatiles[s] |= S.VOLATILE_BIT["fakepartiallytrapped"]
+            a.fake_trapped_duration[s] = 1
     template = V.stored_json(state)
     assert template is not None  # the reference's own state
     got = SS.take_back(ref, b, state["seen"], template)
@@ -1092,7 +1112,31 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
     slot = 0 if setup.trap_last_turn else slots[0]
     if got is None or not got["mask"][user, slot]:
         return None
-    return got, slot, slots[1:]
+    if setup.flinches:
+        got = _with_a_flinch(ref, b, state["seen"], template, user, (slot, slots[1]), rng)
+    return None if got is None else (got, slot, slots[1:])
+
+
+def _with_a_flinch(ref: Any, b: S.Battle, seen: Any, template: Mapping[str, Any], user: int,
+                   choices: tuple[int, int], rng: np.random.Generator, tries: int = 40
+                   ) -> dict[str, Any] | None:
+    """``b`` (numpy, in place) with an LCG seed under which Showdown's next turn, the user on
+    move slot ``choices[0]`` and the other side on ``choices[1]``, flinches the other active
+    (its log's ``cant ... flinch``), taken back into ``ref``; None where none of ``tries`` seeds
+    does. Showdown decides, so the case's own first turn (the same choices) flinches too."""
+    from envport.envs.pokemon_gen1 import spec_support as SS
+
+    action = np.zeros(2, np.int32)
+    action[user], action[1 - user] = choices
+    for _ in range(tries):
+        b.prng[:] = rng.integers(0, 1 << 32, b.prng.shape, dtype=np.uint64).astype(np.uint32)
+        if SS.take_back(ref, b, seen, template) is None:
+            return None
+        *_, info = ref.step(action)
+        if any(line.startswith(f"|cant|p{2 - user}a:") and line.endswith("|flinch")
+               for line in info["log"]):
+            return SS.take_back(ref, b, seen, template)
+    return None
 
 
 # An active holding any of these is left out of a trapping lock's setup: each binds it to

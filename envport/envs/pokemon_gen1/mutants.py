@@ -173,6 +173,34 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "row all the same (JAX wraps a negative index and clamps one out of range), "
             "random_range is a pure function of its arguments, and neither draw is recorded "
             "here: the returned state and hits are the original's for every input"),
+        ("engine.py", 'back = (en & (slot(ctx, foe) >= 0) & (_i(mon(ctx, "hp", foe)) > 0)',
+         "> -> >="): (
+            "reachable", "run_switch's Gen 1 Metronome-lock rule (mods/gen4/scripts.ts "
+            "runSwitch, over pokemon.foes(), which side.allies leaves without a foe at 0 HP) "
+            "also takes a foe's active at exactly 0 HP; `back` needs it to hold "
+            "partialtrappinglock as well, and no state at a switch has both. An active reaches "
+            "0 HP only through damage() inside an action or residual, and after_action -> "
+            "faint_messages faints it before the next action (residual's faints likewise): "
+            "rest_active -> _zero_active clears every volatile. A switch is either a turn's "
+            "action, and switches run before every move (Gen 1 has no move that switches), so "
+            "its foe is an active that stood at the move request or the other side's new one, "
+            "or a replacement after the faints, where a foe at 0 HP is a fainted one, volatiles "
+            "clear; create's run_switch at the battle's start has no lock. Injected states are "
+            "Showdown's exports (a faint clears the volatiles there too) written over by the "
+            "verifier (L2's perturbations, move_effects' setups), which keeps every standing "
+            "Pokemon at 1 HP or more and adds partialtrappinglock only to a standing user. So "
+            "`back`, and with it the step, is the original's on every reachable state"),
+        ("engine.py", "wants = jnp.where(status_move, h & (_i(jnp.asarray(MV.MOVE_BOOSTS)[move]) "
+         "!= 0).any(),", "!= -> =="): (
+            "proof", "move_hit's status-move boost runs where the move's MOVE_BOOSTS row has a "
+            "zero instead of a non-zero entry. No row is non-zero in all 7 stats "
+            "(test_pokemon_mutants checks the table), so for a move that boosts anything both "
+            "conditions hold. For a move that boosts nothing the mutant calls boost() with "
+            "`deltas` all 0 (Mist only zeroes more), so `order` is -1 in both places "
+            "(`deltas[order] != 0` fails): boost() writes nothing and returns success False, "
+            "which is what the original's unrun boost gives to reapply_penalty (`wants & "
+            "boosted`) and to boost_ok below. A non-status move takes the other branch in "
+            "both. So every output is the original's, for every input"),
         ("prng.py", "return mul_full(a, b)[0]", "arguments 1 and 2 swapped"): (
             "proof", "mul_hi(a, b) as mul_full(b, a): mul_full's expression is symmetric in its "
             "two arguments (both go through the same _u32 and 16-bit split; swapping them "

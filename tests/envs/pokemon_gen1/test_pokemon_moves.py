@@ -307,6 +307,27 @@ def test_a_transform_setup_case_between_three_move_leads_leaves_no_fourth_slot_i
     assert worked >= 3
 
 
+def test_a_headbutt_setup_case_after_a_trap_flinches_the_foe_in_showdown():
+    """``move_effects``' Headbutt setups (run M's survivor engine:m2252, the slower side's count
+    in ``residual``): both actives with fakepartiallytrapped for one more turn, the user at +6
+    Speed, the foe at -6 answering Growl, and an LCG seed under which Showdown's turn flinches
+    the foe; so the residual has the foe's two duration volatiles against the user's one."""
+    spe = T.BOOST_INDEX["spe"]
+    users = set()
+    for user, state, slot, replies, _after, log in _setup_cases("headbutt", 1, step=True):
+        foe, k, j = 1 - user, int(state["active.slot"][user]), int(state["active.slot"][1 - user])
+        users.add(user)
+        assert state["team.moves"][user, k, slot] == S.MOVE_ID["headbutt"]
+        assert state["team.moves"][foe, j, replies].tolist() == [S.MOVE_ID["growl"]]
+        for s in (user, foe):
+            assert int(state["active.volatiles"][s]) & S.VOLATILE_BIT["fakepartiallytrapped"]
+            assert state["active.fake_trapped_duration"][s] == 1
+        assert [state["active.boosts"][user, spe], state["active.boosts"][foe, spe]] == [6, -6]
+        assert any(line.startswith(f"|cant|p{foe + 1}a:") and line.endswith("|flinch")
+                   for line in log), "\n".join(log)
+    assert users == {0, 1}
+
+
 @pytest.mark.parametrize("move", ["jumpkick", "highjumpkick"])
 def test_a_confused_kick_behind_a_substitute_hurts_the_foes_substitute_in_showdown(move):
     """``move_effects``' second setup of the kicks (seed 2030's survivor engine:m550): the
