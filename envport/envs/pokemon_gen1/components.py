@@ -1129,7 +1129,7 @@ def _with_a_flinch(ref: Any, b: S.Battle, seen: Any, template: Mapping[str, Any]
     action = np.zeros(2, np.int32)
     action[user], action[1 - user] = choices
     for _ in range(tries):
-        b.prng[:] = rng.integers(0, 1 << 32, b.prng.shape, dtype=np.uint64).astype(np.uint32)
+        SS.perturb_once(b, "prng", rng)
         if SS.take_back(ref, b, seen, template) is None:
             return None
         *_, info = ref.step(action)
