@@ -48,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 370,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 372,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4440,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4464,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -958,6 +958,10 @@ def _double_resisting(move_type: str) -> tuple[str, ...]:
 # duration volatiles (fakepartiallytrapped, flinch) against the user's one, so its shuffle
 # draws for the slower side's group alone. Twice, so that the user is side 1 in one of the two
 # (the residual's order depends on which side is faster).
+# Wrap between two leads of one species (so the same stats) at the same Speed stage, the user at
+# +6 accuracy against the foe's evasion at 0, the foe answering Growl: the lock and the trap are
+# one duration volatile a side at speeds that tie, so the residual shuffles its two handlers as
+# one group (a draw that a count of either side's handlers alone would not make).
 NO_SETUP = Setup()
 _ONE_HP_CONFUSED = (Setup(replies=("growl",), hp=1, confused=True,
                           foe_stages=(("evasion", 6),)),
@@ -970,6 +974,8 @@ _ZERO_DAMAGE = Setup(replies=("growl",), lead="chansey", foe_leads=_double_resis
 _TRAP_LAST = (NO_SETUP, Setup(hp=1, poisoned=True, foe_without=("leechseed",),
                               trap_last_turn=True))
 _INTO_SUBSTITUTE = (NO_SETUP, Setup(foe_substitute=True))
+_TIED_TRAP = Setup(replies=("growl",), lead="tauros", foe_leads=("tauros",),
+                   stages=(("accuracy", 6), ("spe", 0)), foe_stages=(("evasion", 0), ("spe", 0)))
 _FLINCH_AFTER_TRAP = Setup(replies=("growl",), stages=(("spe", 6),), foe_stages=(("spe", -6),),
                            fake_trapped=True, flinches=True)
 # Minimize and Defense Curl at +6: the boost changes nothing, so moveHit fails the move before
@@ -985,7 +991,7 @@ SETUPS: dict[str, tuple[Setup, ...]] = {
     "recover": _GAP_255, "softboiled": _GAP_255, "rest": _GAP_255,
     "haze": (Setup(foe_frozen=True, foe_stages=(("spe", -6),)),),
     "submission": (NO_SETUP, _ZERO_DAMAGE, _ZERO_DAMAGE),
-    "wrap": _TRAP_LAST, "bind": _TRAP_LAST, "clamp": _TRAP_LAST,
+    "wrap": (*_TRAP_LAST, _TIED_TRAP), "bind": _TRAP_LAST, "clamp": _TRAP_LAST,
     "firespin": (*_TRAP_LAST, Setup(lead="charizard", foe_leads=_double_resisting("Fire"),
                                     foe_without=("leechseed",), trap_last_turn=True,
                                     trap_damage=0)),

@@ -276,20 +276,18 @@ HITS_2_TO_5 = np.array([2, 2, 2, 3, 3, 3, 4, 5], np.int32)
 
 def multihit_count(state: Any, move: Any) -> tuple[Array, Array, Array]:
     """Hits of a multi-hit move: [2, 5] -> ``sample([2,2,2,3,3,3,4,5])``; a fixed count (Double
-    Kick, Twineedle, Bonemerang: 2) draws nothing; other ranges ``random(lo, hi + 1)`` (none in
-    Gen 1). Returns ``(state, hits, drew)``; hits = 1 (and no draw) for other moves."""
+    Kick, Twineedle, Bonemerang: 2) draws nothing. Showdown's branch for other ranges,
+    ``random(lo, hi + 1)``, is left out: no Gen 1 move has one (``test_pokemon_mechanics``
+    checks the table). Returns ``(state, hits, drew)``; hits = 1 (and no draw) for other
+    moves."""
     move = _i(move)
     lo = _i(jnp.asarray(T.MOVE_MULTIHIT_MIN)[move])
     hi = _i(jnp.asarray(T.MOVE_MULTIHIT_MAX)[move])
     s_sample, h_sample = prng.sample(state, jnp.broadcast_to(jnp.asarray(HITS_2_TO_5),
                                                              (*lo.shape, 8)))
-    s_range, h_range = prng.random_range(state, lo, jnp.maximum(hi + 1, lo + 1))
-    is_25 = (lo == 2) & (hi == 5)
-    ranged = (lo > 0) & (lo != hi) & ~is_25
-    drew = is_25 | ranged
-    new_state = jnp.where(is_25[..., None], s_sample,
-                          jnp.where(ranged[..., None], s_range, jnp.asarray(state, jnp.uint32)))
-    hits = jnp.where(is_25, h_sample, jnp.where(ranged, h_range, jnp.where(lo > 0, lo, 1)))
+    drew = (lo == 2) & (hi == 5)
+    new_state = jnp.where(drew[..., None], s_sample, jnp.asarray(state, jnp.uint32))
+    hits = jnp.where(drew, h_sample, jnp.where(lo > 0, lo, 1))
     return new_state, _i(hits), drew
 
 

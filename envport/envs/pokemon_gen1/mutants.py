@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from envport.verify.mutation.equivalence import EVERY_SITE
-
 # move_hit's write-back of the stored accuracy, for each of the two volatiles that keep one
 _STORED_NOT_0 = (
     "move_hit writes the attacker's {0} accuracy back ({1}) where mechanics.accuracy's "
@@ -162,17 +160,6 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
         ("engine.py", 'ctx = aset(ctx, "rage_accuracy", a, acc.stored, go & has_rage & '
          "(acc.stored >= 0))", ">= -> >"): (
             "proof", _STORED_NOT_0.format("rage", "rage_accuracy")),
-        ("mechanics.py", "s_range, h_range = prng.random_range(state, lo, jnp.maximum(hi + 1, "
-         "lo + 1))", "+ -> -", EVERY_SITE): (
-            "proof", "multihit_count's general range random(lo, max(hi + 1, lo + 1)) with either "
-            "+ made a - (so a different upper bound); its state and hits are read only where "
-            "`ranged` holds (lo > 0, lo != hi, not the [2, 5] of HITS_2_TO_5), and no row of "
-            "T.MOVE_MULTIHIT_MIN / MAX is such a range: Gen 1 has the [2, 5] moves, the fixed "
-            "2 of Double Kick, Twineedle and Bonemerang (lo == hi) and lo == 0 for the rest "
-            "(test_pokemon_mutants checks every row). A move id outside the table indexes a "
-            "row all the same (JAX wraps a negative index and clamps one out of range), "
-            "random_range is a pure function of its arguments, and neither draw is recorded "
-            "here: the returned state and hits are the original's for every input"),
         ("engine.py", 'back = (en & (slot(ctx, foe) >= 0) & (_i(mon(ctx, "hp", foe)) > 0)',
          "> -> >="): (
             "reachable", "run_switch's Gen 1 Metronome-lock rule (mods/gen4/scripts.ts "

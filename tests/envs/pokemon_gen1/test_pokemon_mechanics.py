@@ -69,6 +69,25 @@ def test_secondary_chances_of_the_spec():
     assert int(M.secondary_numerator(10, True)) == 25
 
 
+def test_every_multihit_move_is_2_to_5_or_a_fixed_count():
+    """``multihit_count`` leaves out Showdown's ``random(lo, hi + 1)`` for other ranges: the
+    generated table must have none (the spec's 2-5 moves, and Double Kick, Twineedle and
+    Bonemerang at 2)."""
+    lo = np.asarray(T.MOVE_MULTIHIT_MIN, np.int32)
+    hi = np.asarray(T.MOVE_MULTIHIT_MAX, np.int32)
+    two_to_five = (lo == 2) & (hi == 5)
+    assert not ((lo > 0) & (lo != hi) & ~two_to_five).any()
+    fixed = sorted(T.MOVE_NAMES[m] for m in np.flatnonzero((lo > 0) & (lo == hi)))
+    assert fixed == ["bonemerang", "doublekick", "twineedle"]
+    assert two_to_five.sum() >= 5  # the column is filled
+    state = prng.seed_state([9, 9, 9, 9])
+    for name, hits in (("doublekick", 2), ("tackle", 1)):  # neither draws
+        s, n, drew = M.multihit_count(state, T.MOVE_IDS[name])
+        assert np.array_equal(s, state) and int(n) == hits and not bool(drew)
+    s, n, drew = M.multihit_count(state, T.MOVE_IDS["furyattack"])
+    assert not np.array_equal(s, state) and 2 <= int(n) <= 5 and bool(drew)
+
+
 def test_no_draw_when_nothing_is_drawn():
     state = prng.seed_state([9, 9, 9, 9])
     s, crit = M.crit_check(state, 0)  # c = 0: no draw, no crit

@@ -328,6 +328,35 @@ def test_a_headbutt_setup_case_after_a_trap_flinches_the_foe_in_showdown():
     assert users == {0, 1}
 
 
+def test_a_wrap_setup_case_between_two_leads_of_one_species_ties_the_lock_and_the_trap():
+    """``move_effects``' third Wrap setup (run N's survivor engine:m2258, ``n[0] + n[1]`` ->
+    ``n[0] - n[1]`` in ``residual``'s one tied group): the two leads of one species at Speed
+    stage 0, so their speeds tie, the user at +6 accuracy and the foe answering Growl. Where
+    Showdown's Wrap hits and both stand, the residual has one duration volatile a side (the lock,
+    the trap) at equal speeds: one group of two handlers."""
+    spe, acc = T.BOOST_INDEX["spe"], T.BOOST_INDEX["accuracy"]
+    stat = C.STORED.index("spe")
+    tied = 0
+    for user, state, slot, replies, after, log in _setup_cases("wrap", 2, step=True):
+        foe, k, j = 1 - user, int(state["active.slot"][user]), int(state["active.slot"][1 - user])
+        assert state["team.species"][user, k] == state["team.species"][foe, j] == (
+            T.SPECIES_IDS["tauros"])
+        assert state["team.stats"][user, k, stat] == state["team.stats"][foe, j, stat]
+        assert state["active.boosts"][:, spe].tolist() == [0, 0]
+        assert state["active.boosts"][user, acc] == 6
+        assert state["team.moves"][user, k, slot] == S.MOVE_ID["wrap"]
+        assert state["team.moves"][foe, j, replies].tolist() == [S.MOVE_ID["growl"]]
+        assert any(line.startswith(f"|move|p{user + 1}a:") and "|Wrap|" in line
+                   for line in log), "\n".join(log)
+        if after["battle.ended"] or not (
+                int(after["active.volatiles"][user]) & S.VOLATILE_BIT["partialtrappinglock"]):
+            continue  # missed (1 in 256 at +6), or the battle over
+        tied += 1
+        assert int(after["active.volatiles"][foe]) & S.VOLATILE_BIT["partiallytrapped"]
+        assert after["team.stats"][user, k, stat] == after["team.stats"][foe, j, stat]
+    assert tied >= 3
+
+
 @pytest.mark.parametrize("move", ["jumpkick", "highjumpkick"])
 def test_a_confused_kick_behind_a_substitute_hurts_the_foes_substitute_in_showdown(move):
     """``move_effects``' second setup of the kicks (seed 2030's survivor engine:m550): the
