@@ -48,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 372,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 374,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4464,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4488,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -962,6 +962,9 @@ def _double_resisting(move_type: str) -> tuple[str, ...]:
 # +6 accuracy against the foe's evasion at 0, the foe answering Growl: the lock and the trap are
 # one duration volatile a side at speeds that tie, so the residual shuffles its two handlers as
 # one group (a draw that a count of either side's handlers alone would not make).
+# Thrash's lock, then the faster foe's Wrap (at +6 accuracy, the user at -6 Speed) on its second
+# turn: the trapped user cannot move, and its lock keeps its counter (no tryMoveHit ran), which
+# a count-down outside the move's own use would take.
 NO_SETUP = Setup()
 _ONE_HP_CONFUSED = (Setup(replies=("growl",), hp=1, confused=True,
                           foe_stages=(("evasion", 6),)),
@@ -976,6 +979,8 @@ _TRAP_LAST = (NO_SETUP, Setup(hp=1, poisoned=True, foe_without=("leechseed",),
 _INTO_SUBSTITUTE = (NO_SETUP, Setup(foe_substitute=True))
 _TIED_TRAP = Setup(replies=("growl",), lead="tauros", foe_leads=("tauros",),
                    stages=(("accuracy", 6), ("spe", 0)), foe_stages=(("evasion", 0), ("spe", 0)))
+_TRAPPED_IN_LOCK = Setup(replies=("growl", "wrap"), stages=(("spe", -6),),
+                         foe_stages=(("spe", 6), ("accuracy", 6), ("def", 6)))
 _FLINCH_AFTER_TRAP = Setup(replies=("growl",), stages=(("spe", 6),), foe_stages=(("spe", -6),),
                            fake_trapped=True, flinches=True)
 # Minimize and Defense Curl at +6: the boost changes nothing, so moveHit fails the move before
@@ -1000,7 +1005,8 @@ SETUPS: dict[str, tuple[Setup, ...]] = {
     "takedown": _INTO_SUBSTITUTE, "doubleedge": _INTO_SUBSTITUTE, "absorb": _INTO_SUBSTITUTE,
     "megadrain": _INTO_SUBSTITUTE, "leechlife": _INTO_SUBSTITUTE, **_AT_CAP,
     "disable": (NO_SETUP, Setup(stages=(("accuracy", 6),), foe_spent=True)),
-    "headbutt": (NO_SETUP, _FLINCH_AFTER_TRAP, _FLINCH_AFTER_TRAP)}
+    "headbutt": (NO_SETUP, _FLINCH_AFTER_TRAP, _FLINCH_AFTER_TRAP),
+    "thrash": (NO_SETUP, _TRAPPED_IN_LOCK)}
 
 
 def move_effect_entries() -> list[tuple[int, Setup]]:

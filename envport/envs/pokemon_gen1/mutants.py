@@ -160,6 +160,30 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
         ("engine.py", 'ctx = aset(ctx, "rage_accuracy", a, acc.stored, go & has_rage & '
          "(acc.stored >= 0))", ">= -> >"): (
             "proof", _STORED_NOT_0.format("rage", "rage_accuracy")),
+        ("engine.py", "ctx, _ = damage(ctx, recoils, a, jnp.maximum(dealt * recoil[0] // "
+         "jnp.maximum(recoil[1], 1), 1),", "1 -> 2", 89): (
+            "proof", "move_hit's recoil divisor floored at 2 instead of 1: "
+            "jnp.maximum(recoil[1], 2) for jnp.maximum(recoil[1], 1), `recoil` the row "
+            "T.MOVE_RECOIL[move]. The two differ only where recoil[1] is 0 or 1. At 0, "
+            "`recoils` is False (it requires recoil[1] > 0), and damage() with en False writes "
+            "nothing (its bset and mset are predicated on en) and draws nothing, and its "
+            "returned HP is discarded. No row has recoil[1] == 1: the recoil moves' fractions "
+            "are 1/4, 25/100, 1/4 and Struggle's 1/2 (test_pokemon_mutants checks every row; "
+            "an id outside the table still reads one of its rows). So every output is the "
+            "original's, for every input"),
+        ("engine.py", "ctx, _ = damage(ctx, recoils, a, jnp.maximum(dealt * recoil[0] // "
+         "jnp.maximum(recoil[1], 1), 1),", "// -> /"): (
+            "proof", "move_hit's recoil amount as float32 a / b instead of a // b (a = dealt * "
+            "recoil[0], b = max(recoil[1], 1)); jnp.maximum(q, 1) keeps it float and damage() "
+            "truncates it to int32 (_i), which for a >= 0 is the floor. So the two differ only "
+            "where float32 rounds a / b up to the next integer. `dealt` is 0 .. 32,767: an "
+            "int16 HP taken (damage() clamps to the target's HP), or through a Substitute the "
+            "uncapped getDamage of a recoil move (its formula is clipped at 997 + 2 before STAB "
+            "and the two type factors: at most 5,994; a trapping lock's stored damage is an "
+            "int16). recoil is a row of T.MOVE_RECOIL: 0 where `recoils` is False (damage() "
+            "then writes nothing and its returned HP is discarded), else 1/4, 25/100 or 1/2. "
+            "test_pokemon_mutants compares both expressions for every dealt in 0 .. 32,767 and "
+            "every row: equal. So every output is the original's, for every input"),
         ("engine.py", 'back = (en & (slot(ctx, foe) >= 0) & (_i(mon(ctx, "hp", foe)) > 0)',
          "> -> >="): (
             "reachable", "run_switch's Gen 1 Metronome-lock rule (mods/gen4/scripts.ts "

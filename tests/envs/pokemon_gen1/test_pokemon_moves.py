@@ -62,11 +62,12 @@ def test_move_effects_sizes_cover_every_entry_twice_and_24_times():
     assert bide == list(C.SETUPS["bide"]) and len(bide) == 2
 
 
-def _setup_cases(move: str, which: int = 0, step: bool = False) -> list[tuple]:
+def _setup_cases(move: str, which: int = 0, step: bool = False, turns: int = 1) -> list[tuple]:
     """``move_effects``' states for ``move`` with its setup ``which`` of :data:`SETUPS`, as
     Showdown takes them back: ``(user, state, slot, the replies' slots)``, at least 5 of 20
-    tries; with ``step``, each followed by Showdown's state and log after one turn (the user on
-    ``slot``, the other side on its first reply, else its first legal move)."""
+    tries; with ``step``, each followed by Showdown's state and log after each of ``turns``
+    turns while both sides have a move to choose (the user on ``slot``, then on its first legal
+    move; the other side on that turn's reply, else its first legal move)."""
     from envport.envs.pokemon_gen1 import env as V
 
     ref = V.ShowdownReference()
@@ -80,14 +81,17 @@ def _setup_cases(move: str, which: int = 0, step: bool = False) -> list[tuple]:
             if got is None:
                 continue
             made.append((user, *got))
-            if step:
-                state, slot, replies = got
+            state, slot, replies = got
+            for turn in range(turns if step else 0):
+                if state["battle.ended"] or not state["mask"][:, :4].any(axis=1).all():
+                    break  # over, or a forced switch
                 action = np.zeros(2, np.int32)
-                action[user] = slot
-                action[1 - user] = (replies[0] if replies
+                action[user] = slot if turn == 0 else np.flatnonzero(state["mask"][user, :4])[0]
+                action[1 - user] = (replies[turn] if turn < len(replies)
                                     else np.flatnonzero(state["mask"][1 - user, :4])[0])
                 _, _, _, _, info = ref.step(action)
-                made[-1] += (ref.get_state(), info["log"])
+                state = ref.get_state()
+                made[-1] += (state, info["log"])
     finally:
         ref.close()
     assert len(made) >= 5
@@ -355,6 +359,29 @@ def test_a_wrap_setup_case_between_two_leads_of_one_species_ties_the_lock_and_th
         assert int(after["active.volatiles"][foe]) & S.VOLATILE_BIT["partiallytrapped"]
         assert after["team.stats"][user, k, stat] == after["team.stats"][foe, j, stat]
     assert tied >= 3
+
+
+def test_a_thrash_user_trapped_on_its_lock_s_second_turn_keeps_its_counter_in_showdown():
+    """``move_effects``' second Thrash setup (run O's survivor engine:m639, ``thrash & locked``
+    -> ``thrash | locked`` where tryMoveHit counts the lock down): Thrash begins its lock while
+    the faster foe answers Growl; on the lock's second turn the foe's Wrap (at +6 accuracy)
+    traps the user, which cannot move. In Showdown it keeps lockedmove with its counter as the
+    first turn left it."""
+    kept = 0
+    for user, state, slot, replies, after, _log, after2, log2 in (
+            c for c in _setup_cases("thrash", 1, step=True, turns=2) if len(c) == 8):
+        foe, k, j = 1 - user, int(state["active.slot"][user]), int(state["active.slot"][1 - user])
+        assert state["team.moves"][user, k, slot] == S.MOVE_ID["thrash"]
+        assert state["team.moves"][foe, j, replies].tolist() == [S.MOVE_ID["growl"],
+                                                                 S.MOVE_ID["wrap"]]
+        if not int(after["active.volatiles"][user]) & S.VOLATILE_BIT["lockedmove"] or not any(
+                line.startswith(f"|cant|p{user + 1}a:") and "partiallytrapped" in line
+                for line in log2):
+            continue  # no lock (the user could not move on turn 1), or Wrap did not trap it
+        kept += 1
+        assert int(after2["active.volatiles"][user]) & S.VOLATILE_BIT["lockedmove"]
+        assert after2["active.locked_time"][user] == after["active.locked_time"][user] > 0
+    assert kept >= 3
 
 
 @pytest.mark.parametrize("move", ["jumpkick", "highjumpkick"])

@@ -81,6 +81,40 @@ def test_the_premises_of_the_stored_accuracy_and_boost_proofs():
             assert (stored == -1).any() and (stored == 1).any() and (stored == 255).any()
 
 
+def test_the_premise_of_the_recoil_divisor_proof():
+    """The proof of ``move_hit``'s recoil divisor floored at 2 instead of 1 rests on no row of
+    ``MOVE_RECOIL`` having a denominator of 1: checked here, with the column filled."""
+    from envport.envs.pokemon_gen1 import tables as T
+
+    denominators = np.asarray(T.MOVE_RECOIL)[:, 1]
+    assert (denominators > 0).sum() >= 3  # the column is filled
+    assert not (denominators == 1).any()
+
+
+def test_the_premise_of_the_recoil_true_division_proof():
+    """The proof of ``move_hit``'s recoil amount with ``/`` for ``//`` rests on float32's
+    quotient truncating to the floor for every amount a recoil move can have dealt (an int16,
+    0 .. 32,767) and every row of ``MOVE_RECOIL``: compared here, as the engine computes it."""
+    import jax
+    import jax.numpy as jnp
+
+    from envport.envs.pokemon_gen1 import tables as T
+
+    recoil_rows = jnp.asarray(np.unique(np.asarray(T.MOVE_RECOIL), axis=0))
+    assert recoil_rows.shape[0] >= 4  # 0 and the recoil moves' fractions
+    dealt = jnp.arange(32768, dtype=jnp.int32)
+
+    @jax.jit
+    def both(recoil):
+        floor = jnp.maximum(dealt * recoil[0] // jnp.maximum(recoil[1], 1), 1)
+        true = jnp.maximum(dealt * recoil[0] / jnp.maximum(recoil[1], 1), 1)
+        return floor.astype(jnp.int32), true.astype(jnp.int32)
+
+    for recoil in recoil_rows:
+        floor, true = both(recoil)
+        assert np.array_equal(np.asarray(floor), np.asarray(true)), recoil
+
+
 def test_the_action_space_prints_what_it_holds():
     """``envport mutate`` looks for a survivor's equivalence only where the mutant's spaces
     print as the original's (``equivalence.fingerprint``); a repr with the object's address
