@@ -23,6 +23,11 @@ _STORED_NOT_0 = (
     "override). The two conditions differ nowhere, so every output is the original's")
 
 
+# move_hit's recoil line, which has two equivalent mutants
+_RECOIL_LINE = ("engine.py", "ctx, _ = damage(ctx, recoils, a, jnp.maximum(dealt * recoil[0] // "
+                "jnp.maximum(recoil[1], 1), 1),")
+
+
 def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
     return {
         ("engine.py", 'hit_pt = number & partial & (_i(mon(ctx, "hp", d)) > 0)', "> -> >="): (
@@ -160,8 +165,7 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
         ("engine.py", 'ctx = aset(ctx, "rage_accuracy", a, acc.stored, go & has_rage & '
          "(acc.stored >= 0))", ">= -> >"): (
             "proof", _STORED_NOT_0.format("rage", "rage_accuracy")),
-        ("engine.py", "ctx, _ = damage(ctx, recoils, a, jnp.maximum(dealt * recoil[0] // "
-         "jnp.maximum(recoil[1], 1), 1),", "1 -> 2", 89): (
+        (*_RECOIL_LINE, "1 -> 2", 89): (
             "proof", "move_hit's recoil divisor floored at 2 instead of 1: "
             "jnp.maximum(recoil[1], 2) for jnp.maximum(recoil[1], 1), `recoil` the row "
             "T.MOVE_RECOIL[move]. The two differ only where recoil[1] is 0 or 1. At 0, "
@@ -171,8 +175,7 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "are 1/4, 25/100, 1/4 and Struggle's 1/2 (test_pokemon_mutants checks every row; "
             "an id outside the table still reads one of its rows). So every output is the "
             "original's, for every input"),
-        ("engine.py", "ctx, _ = damage(ctx, recoils, a, jnp.maximum(dealt * recoil[0] // "
-         "jnp.maximum(recoil[1], 1), 1),", "// -> /"): (
+        (*_RECOIL_LINE, "// -> /"): (
             "proof", "move_hit's recoil amount as float32 a / b instead of a // b (a = dealt * "
             "recoil[0], b = max(recoil[1], 1)); jnp.maximum(q, 1) keeps it float and damage() "
             "truncates it to int32 (_i), which for a >= 0 is the floor. So the two differ only "
