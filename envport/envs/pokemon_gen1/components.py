@@ -48,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 374,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 376,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4488,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4512,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -910,6 +910,10 @@ class Setup(NamedTuple):
     # the LCG seed drawn (Showdown as the oracle) so that the case's first turn flinches the
     # other active: its log has ``cant ... flinch``
     flinches: bool = False
+    # > 0: the user transformed (its Transform played in Showdown before the case, from another
+    # slot) into a foe that knows the case's move in the case's slot, where the user's own
+    # (base) slot holds this many PP
+    transformed_base_pp: int = 0
 
 
 def _double_resisting(move_type: str) -> tuple[str, ...]:
@@ -965,6 +969,9 @@ def _double_resisting(move_type: str) -> tuple[str, ...]:
 # Thrash's lock, then the faster foe's Wrap (at +6 accuracy, the user at -6 Speed) on its second
 # turn: the trapped user cannot move, and its lock keeps its counter (no tryMoveHit ran), which
 # a count-down outside the move's own use would take.
+# Metronome by a user transformed into a foe that knows it in the slot where the user's own
+# move has 63 PP (Gen 1's deductPP underflows a forced use at 0 PP to 63): mods/gen1/scripts.ts
+# useMove gives the base slot one PP modulo 64, so it wraps to 0.
 NO_SETUP = Setup()
 _ONE_HP_CONFUSED = (Setup(replies=("growl",), hp=1, confused=True,
                           foe_stages=(("evasion", 6),)),
@@ -1006,7 +1013,8 @@ SETUPS: dict[str, tuple[Setup, ...]] = {
     "megadrain": _INTO_SUBSTITUTE, "leechlife": _INTO_SUBSTITUTE, **_AT_CAP,
     "disable": (NO_SETUP, Setup(stages=(("accuracy", 6),), foe_spent=True)),
     "headbutt": (NO_SETUP, _FLINCH_AFTER_TRAP, _FLINCH_AFTER_TRAP),
-    "thrash": (NO_SETUP, _TRAPPED_IN_LOCK)}
+    "thrash": (NO_SETUP, _TRAPPED_IN_LOCK),
+    "metronome": (NO_SETUP, Setup(transformed_base_pp=63))}
 
 
 def move_effect_entries() -> list[tuple[int, Setup]]:
@@ -1117,6 +1125,11 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
         for s in (user, foe):
             a.volatiles[s] |= S.VOLATILE_BIT["fakepartiallytrapped"]
             a.fake_trapped_duration[s] = 1
+    transform_slot = -1
+    if setup.transformed_base_pp:
+        transform_slot = _to_transform(b, user, move, slots[0], setup.transformed_base_pp, rng)
+        if transform_slot < 0:
+            return None
     template = V.stored_json(state)
     assert template is not None  # the reference's own state
     got = SS.take_back(ref, b, state["seen"], template)
@@ -1126,7 +1139,59 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
         return None
     if setup.flinches:
         got = _with_a_flinch(ref, b, state["seen"], template, user, (slot, slots[1]), rng)
+    if transform_slot >= 0:
+        got = _transformed(ref, got, user, transform_slot, slot, setup.transformed_base_pp, rng)
     return None if got is None else (got, slot, slots[1:])
+
+
+def _to_transform(b: S.Battle, user: int, move: int, slot: int, base_pp: int,
+                  rng: np.random.Generator) -> int:
+    """``user``'s active (numpy, in place) with ``base_pp`` PP in its move slot ``slot`` and
+    Transform in another of its slots, the other active knowing ``move`` in ``slot``: the
+    Transform's slot, or -1 (nothing done) where either active cannot be taught so (bound,
+    transformed, too few moves, or a move it would then know twice)."""
+    from envport.envs.pokemon_gen1 import spec_support as SS
+
+    t, a = b.team, b.active
+    transform, foe = S.MOVE_ID["transform"], 1 - user
+    k, j = int(a.slot[user]), int(a.slot[foe])
+    if slot not in SS.replaceable_slots(b, foe, j) or (
+            move in np.delete(t.moves[foe, j], slot)):
+        return -1
+    known = [i for i in range(S.N_MOVE_SLOTS) if t.moves[user, k, i] == transform]
+    spare = known or [i for i in SS.replaceable_slots(b, user, k) if i != slot]
+    if slot in known or not spare:
+        return -1
+    if t.moves[foe, j, slot] != move:
+        SS.teach(b, foe, j, slot, move, rng)
+    there = spare[rng.integers(len(spare))]
+    if t.moves[user, k, there] != transform:
+        SS.teach(b, user, k, there, transform, rng)
+    t.pp[user, k, slot] = base_pp
+    return there
+
+
+def _transformed(ref: Any, got: dict[str, Any] | None, user: int, transform_slot: int,
+                 slot: int, base_pp: int, rng: np.random.Generator) -> dict[str, Any] | None:
+    """Showdown's state after a turn from ``got`` where ``user`` uses Transform (move slot
+    ``transform_slot``) and the other side a random legal move: None unless the user stands
+    transformed, its base slot ``slot`` at ``base_pp`` PP and its new move there usable."""
+    foe = 1 - user
+    if got is None or not got["mask"][user, transform_slot] or not got["mask"][foe, :4].any():
+        return None
+    moves = np.flatnonzero(got["mask"][foe, :4])
+    action = np.zeros(2, np.int32)
+    action[user] = transform_slot
+    action[foe] = moves[rng.integers(len(moves))]  # not a switch: the user copies this active
+    ref.step(action)
+    after = ref.get_state()
+    k, j = int(after["active.slot"][user]), int(got["active.slot"][foe])
+    if after["battle.ended"] or not after["mask"][:, :4].any(axis=1).all() or not (
+            after["active.transformed"][user] and after["mask"][user, slot]
+            and after["team.moves"][user, k, slot] == got["team.moves"][foe, j, slot]
+            and after["active.base_pp"][user, slot] == base_pp):
+        return None
+    return after
 
 
 def _with_a_flinch(ref: Any, b: S.Battle, seen: Any, template: Mapping[str, Any], user: int,

@@ -384,6 +384,25 @@ def test_a_thrash_user_trapped_on_its_lock_s_second_turn_keeps_its_counter_in_sh
     assert kept >= 3
 
 
+def test_a_transformed_metronome_user_s_base_slot_wraps_from_63_pp_to_0_in_showdown():
+    """``move_effects``' second Metronome setup (run O's survivor engine:m1692, ``% 64`` ->
+    ``% 65`` in useMove's base-slot PP): the user transformed (by Showdown's own turn) into a
+    foe that knows Metronome in the slot where the user's own move holds 63 PP. Where the user
+    uses Metronome, Showdown gives that base slot one PP modulo 64: 0."""
+    wrapped = 0
+    for user, state, slot, _, after, log in _setup_cases("metronome", 1, step=True):
+        k = int(state["active.slot"][user])
+        assert state["active.transformed"][user]
+        assert state["team.moves"][user, k, slot] == S.MOVE_ID["metronome"]
+        assert state["active.base_pp"][user, slot] == 63
+        if not any(line.startswith(f"|move|p{user + 1}a:") and line.split("|")[3] == "Metronome"
+                   for line in log) or not after["active.transformed"][user]:
+            continue  # the user could not move, or left the field (fainted)
+        wrapped += 1
+        assert after["active.base_pp"][user, slot] == 0
+    assert wrapped >= 3
+
+
 @pytest.mark.parametrize("move", ["jumpkick", "highjumpkick"])
 def test_a_confused_kick_behind_a_substitute_hurts_the_foes_substitute_in_showdown(move):
     """``move_effects``' second setup of the kicks (seed 2030's survivor engine:m550): the
