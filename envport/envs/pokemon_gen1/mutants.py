@@ -215,6 +215,17 @@ def known_equivalent() -> dict[tuple[Any, ...], tuple[str, str]]:
             "which is what the original's unrun boost gives to reapply_penalty (`wants & "
             "boosted`) and to boost_ok below. A non-status move takes the other branch in "
             "both. So every output is the original's, for every input"),
+        ("mechanics.py", "a = jnp.where(override >= 0, override, a)", "0 -> 1"): (
+            "reachable", "accuracy takes the override where it is >= 1 instead of >= 0; they "
+            "differ only at an override of 0, which no reachable state passes. The engine's one "
+            "call (move_hit) passes the attacker's rage_accuracy where it holds rage, else its "
+            "locked_accuracy where it holds lockedmove, else 80 for 'nomove' or -1. The engine "
+            "writes those two fields only with 255 as the volatile begins (Showdown's onStart "
+            "of lockedmove and rage: accuracy 255) and with accuracy's `stored` where it is >= "
+            "0, which is then 1..255 (test_pokemon_mutants checks stored over every move, stage "
+            "pair and override); Showdown writes them only so (onStart, and tryMoveHit's "
+            "clampIntRange(accuracy, 1, 255)), so injected states carry 1..255 too, and no "
+            "perturbation (spec_support.PERTURBATIONS) writes either field"),
         ("prng.py", "return mul_full(a, b)[0]", "arguments 1 and 2 swapped"): (
             "proof", "mul_hi(a, b) as mul_full(b, a): mul_full's expression is symmetric in its "
             "two arguments (both go through the same _u32 and 16-bit split; swapping them "
