@@ -171,7 +171,7 @@ def has_type(types: Any, t: Any) -> Array:
 
 class Accuracy(NamedTuple):
     always_hits: Array  # accuracy ended up `true`: no draw
-    numerator: Array  # the k of randomChance(k, 256) when not always_hits
+    numerator: Array  # the k of randomChance(k, 256); read only where not always_hits
     stored: Array  # the value tryMoveHit writes back into lockedmove/rage .accuracy (-1: none)
 
 
@@ -202,7 +202,7 @@ def accuracy(move: Any, attacker_accuracy_stage: Any, target_evasion_stage: Any,
     stored = jnp.where(always | (override < 0), -1, a)
     always = always | jnp.asarray(trapped_by_attacker)
     a = a + jnp.asarray(T.MOVE_TARGET_SELF)[move].astype(I32)
-    return Accuracy(always, jnp.where(always, 0, a), stored)
+    return Accuracy(always, a, stored)
 
 
 def accuracy_check(state: Any, acc: Accuracy) -> tuple[Array, Array]:
