@@ -48,10 +48,10 @@ SPECIES_BY_NAME = {s["name"]: s["num"] for s in T._SPECIES}
 # Case counts per component: the default suite (fast) and the slow one (thousands).
 SCALES: dict[str, dict[str, int]] = {
     "default": {"stats": 300, "boosts": 300, "types": 1, "crit": 300, "damage": 400,
-                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 376,
+                "accuracy": 300, "move_hit": 300, "worked_examples": 1, "move_effects": 378,
                 "prng": 400},
     "slow": {"stats": 3000, "boosts": 3000, "types": 1, "crit": 3000, "damage": 6000,
-             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4512,
+             "accuracy": 4000, "move_hit": 4000, "worked_examples": 1, "move_effects": 4536,
              "prng": 4000},
 }
 # What each check's count counts.
@@ -969,6 +969,10 @@ def _double_resisting(move_type: str) -> tuple[str, ...]:
 # Thrash's lock, then the faster foe's Wrap (at +6 accuracy, the user at -6 Speed) on its second
 # turn: the trapped user cannot move, and its lock keeps its counter (no tryMoveHit ran), which
 # a count-down outside the move's own use would take.
+# Transform between two leads of one level (so the same level, IVs and EVs) and different base
+# Speeds, the foe at Speed stage 0: Transform's setSpecies caches as the user's speed the foe's
+# own, so the eachEvent('Update') after the move ties the two (a draw) where the user's old
+# speed did not.
 # Metronome by a user transformed into a foe that knows it in the slot where the user's own
 # move has 63 PP (Gen 1's deductPP underflows a forced use at 0 PP to 63): mods/gen1/scripts.ts
 # useMove gives the base slot one PP modulo 64, so it wraps to 0.
@@ -988,6 +992,8 @@ _TIED_TRAP = Setup(replies=("growl",), lead="tauros", foe_leads=("tauros",),
                    stages=(("accuracy", 6), ("spe", 0)), foe_stages=(("evasion", 0), ("spe", 0)))
 _TRAPPED_IN_LOCK = Setup(replies=("growl", "wrap"), stages=(("spe", -6),),
                          foe_stages=(("spe", 6), ("accuracy", 6), ("def", 6)))
+_TRANSFORM_TIE = Setup(lead="tauros", foe_leads=("alakazam", "exeggutor", "chansey", "starmie",
+                                                  "jynx", "zapdos"), foe_stages=(("spe", 0),))
 _FLINCH_AFTER_TRAP = Setup(replies=("growl",), stages=(("spe", 6),), foe_stages=(("spe", -6),),
                            fake_trapped=True, flinches=True)
 # Minimize and Defense Curl at +6: the boost changes nothing, so moveHit fails the move before
@@ -1008,7 +1014,7 @@ SETUPS: dict[str, tuple[Setup, ...]] = {
                                     foe_without=("leechseed",), trap_last_turn=True,
                                     trap_damage=0)),
     "transform": (NO_SETUP, Setup(lead="ditto", foe_leads=("ditto", "mew", "snorlax", "tauros"),
-                                  lead_moves=3)),
+                                  lead_moves=3), _TRANSFORM_TIE),
     "takedown": _INTO_SUBSTITUTE, "doubleedge": _INTO_SUBSTITUTE, "absorb": _INTO_SUBSTITUTE,
     "megadrain": _INTO_SUBSTITUTE, "leechlife": _INTO_SUBSTITUTE, **_AT_CAP,
     "disable": (NO_SETUP, Setup(stages=(("accuracy", 6),), foe_spent=True)),

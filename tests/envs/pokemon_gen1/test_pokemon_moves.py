@@ -311,6 +311,33 @@ def test_a_transform_setup_case_between_three_move_leads_leaves_no_fourth_slot_i
     assert worked >= 3
 
 
+def test_a_transform_setup_case_between_leads_of_one_level_takes_the_foe_s_speed_in_showdown():
+    """``move_effects``' third Transform setup (run P's survivor engine:m1443, Transform's
+    cached speed written nowhere): Tauros against a lead of its level (68) with another base
+    Speed, the foe at Speed stage 0 and not paralysed. Both have one level, Speed IV and EV, so
+    where Showdown's Transform works the user's Speed becomes the foe's, which its own was not:
+    setSpecies caches that speed, and the eachEvent('Update') after the move ties the two."""
+    worked = 0
+    foes = {T.SPECIES_IDS[sp] for sp in C.SETUPS["transform"][2].foe_leads}
+    for user, state, slot, _, after, log in _setup_cases("transform", 2, step=True):
+        foe = 1 - user
+        k, j = int(state["active.slot"][user]), int(state["active.slot"][foe])
+        assert state["team.species"][user, k] == T.SPECIES_IDS["tauros"]
+        assert state["team.species"][foe, j] in foes
+        assert state["team.moves"][user, k, slot] == S.MOVE_ID["transform"]
+        for field in ("team.level", "team.spe_iv", "team.spe_ev"):
+            assert state[field][user, k] == state[field][foe, j]
+        assert state["active.boosts"][foe, 4] == 0 and state["team.status"][foe, j] != T.STATUS_PAR
+        speeds = [int(state["active.stored"][s, 4]) for s in (user, foe)]
+        assert speeds[0] != speeds[1]
+        if not any(line.startswith(f"|-transform|p{user + 1}a:") for line in log) or (
+                after["team.hp"][user, k] == 0):  # no Transform, or the user out after it
+            continue
+        worked += 1
+        assert after["active.stored"][user, 4] == speeds[1]
+    assert worked >= 3
+
+
 def test_a_headbutt_setup_case_after_a_trap_flinches_the_foe_in_showdown():
     """``move_effects``' Headbutt setups (run M's survivor engine:m2252, the slower side's count
     in ``residual``): both actives with fakepartiallytrapped for one more turn, the user at +6
