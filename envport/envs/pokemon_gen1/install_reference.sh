@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the reference of pokemon-gen1: the npm package pokemon-showdown at the exact version of
 # reference/package-lock.json (integrity-checked by `npm ci`), into reference/node_modules/
-# (git-ignored). Needs Node >= 18 and npm. Safe to run again (npm ci replaces node_modules).
+# (git-ignored). Needs Node >= 18 and npm. Safe to run again: where node_modules already holds
+# this lock file's install (a stamp of its SHA-256), npm is not run.
 #
 #     bash envport/envs/pokemon_gen1/install_reference.sh
 #
@@ -31,6 +32,17 @@ if ! command -v npm >/dev/null 2>&1; then
     exit 1
 fi
 
-(cd "$REF" && npm ci --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error)
+# npm ci deletes node_modules before installing: skipped where this lock is installed, so that
+# running the set-up again (bash test.sh does) does not pull the package from a running worker
+STAMP="$REF/node_modules/.envport-lock.sha256"
+LOCK_SHA="$(node -e 'process.stdout.write(require("crypto").createHash("sha256")
+    .update(require("fs").readFileSync(process.argv[1])).digest("hex"))' "$REF/package-lock.json")"
+if [ -f "$REF/node_modules/pokemon-showdown/package.json" ] && [ -f "$STAMP" ] \
+        && [ "$(cat "$STAMP")" = "$LOCK_SHA" ]; then
+    echo "pokemon-showdown: node_modules already holds package-lock.json's install"
+else
+    (cd "$REF" && npm ci --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error)
+    echo "$LOCK_SHA" > "$STAMP"
+fi
 VERSION="$(cd "$REF" && node -p "require('pokemon-showdown/package.json').version")"
 echo "pokemon-showdown $VERSION installed in $REF/node_modules (Node $NODE_VERSION)"

@@ -50,6 +50,22 @@ def test_install_script_rejects_an_old_node(tmp_path):
     assert "needs Node.js >= 18 (found v16.20.0" in out.stderr
 
 
+def test_install_script_leaves_an_installed_lock_alone(tmp_path):
+    """Run again where the set-up installed this lock (the suite's own set-up just did), the
+    script does not call npm, whose `npm ci` would delete node_modules under a running worker:
+    here an npm that fails if called."""
+    bin_dir = tools_only(tmp_path / "bin")
+    for tool in ("node", "cat"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    npm = bin_dir / "npm"
+    npm.write_text("#!/bin/sh\necho 'npm was called' >&2\nexit 3\n")
+    npm.chmod(0o755)
+    out = run_script([bin_dir])
+    assert out.returncode == 0, out.stderr
+    assert "already holds package-lock.json's install" in out.stdout
+    assert "npm was called" not in out.stderr
+
+
 def test_python_side_names_the_install_command(tmp_path, monkeypatch):
     monkeypatch.setenv("ENVPORT_NODE", str(fake_node(tmp_path, "v14.1.0")))
     with pytest.raises(ReferenceUnavailable, match=r"needs Node\.js >= 18.*install_reference\.sh"):
