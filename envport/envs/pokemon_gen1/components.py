@@ -1032,6 +1032,11 @@ def move_effect_entries() -> list[tuple[int, Setup]]:
             for setup in SETUPS.get(S.MOVE_NAME[int(m)], (NO_SETUP,))]
 
 
+def at_move_request(state: Mapping[str, Any]) -> bool:
+    """Both sides of a reference state choose a move (not over, no forced switch)."""
+    return not state["battle.ended"] and bool(state["mask"][:, :4].any(axis=1).all())
+
+
 def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int, user: int,
                        foe_out_of_pp: bool, setup: Setup = NO_SETUP
                        ) -> tuple[dict, int, list[int]] | None:
@@ -1057,7 +1062,7 @@ def _move_effect_state(ref: Any, rng: np.random.Generator, seed: int, move: int,
         ref.reset(seed)
     for turn in range(turns + 1):
         state = ref.get_state()
-        if state["battle.ended"] or not state["mask"][:, :4].any(axis=1).all():
+        if not at_move_request(state):
             return None  # over, or a forced switch: no move this step
         if turn < turns:
             ref.step(V.legal_action(state, rng))
@@ -1192,7 +1197,7 @@ def _transformed(ref: Any, got: dict[str, Any] | None, user: int, transform_slot
     ref.step(action)
     after = ref.get_state()
     k, j = int(after["active.slot"][user]), int(got["active.slot"][foe])
-    if after["battle.ended"] or not after["mask"][:, :4].any(axis=1).all() or not (
+    if not at_move_request(after) or not (
             after["active.transformed"][user] and after["mask"][user, slot]
             and after["team.moves"][user, k, slot] == got["team.moves"][foe, j, slot]
             and after["active.base_pp"][user, slot] == base_pp):

@@ -83,7 +83,7 @@ def _setup_cases(move: str, which: int = 0, step: bool = False, turns: int = 1) 
             made.append((user, *got))
             state, slot, replies = got
             for turn in range(turns if step else 0):
-                if state["battle.ended"] or not state["mask"][:, :4].any(axis=1).all():
+                if not C.at_move_request(state):
                     break  # over, or a forced switch
                 action = np.zeros(2, np.int32)
                 action[user] = slot if turn == 0 else np.flatnonzero(state["mask"][user, :4])[0]
